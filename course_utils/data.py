@@ -1,0 +1,48 @@
+"""Data sets made on the fly: the 'peaks' regression target of the training notebook."""
+
+from __future__ import annotations
+
+import math
+from typing import TypeVar
+
+import numpy as np
+import torch
+
+from course_utils.devices import pick_device
+
+ArrayT = TypeVar("ArrayT", torch.Tensor, np.ndarray, float)
+
+
+def peaks(x: ArrayT, y: ArrayT) -> ArrayT:
+    """MATLAB's 'peaks' surface at (x, y), for tensors, NumPy arrays or floats."""
+    if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
+        exp = torch.exp
+    elif isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
+        exp = np.exp
+    else:
+        exp = math.exp
+    return (
+        3 * (1 - x) ** 2 * exp(-(x**2) - (y + 1) ** 2)
+        - 10 * (x / 5 - x**3 - y**5) * exp(-(x**2) - y**2)
+        - exp(-((x + 1) ** 2) - y**2) / 3
+    )
+
+
+def peaks_grid(
+    n: int, lo: float = -3.0, hi: float = 3.0, device: str | torch.device | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Sample peaks on an n x n grid over [lo, hi]^2: X (n*n, 2) and y (n*n, 1), float32.
+
+    Row k of X is (x, y) with x varying fastest, so y.reshape(n, n)[i, j] is the value at
+    (xs[j], ys[i]), matplotlib's meshgrid layout. `device` None means the CPU.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+        raise ValueError(f"n must be an integer >= 2, got {n!r}.")
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo >= hi:
+        raise ValueError(f"need finite lo < hi, got lo={lo!r}, hi={hi!r}.")
+    dev = torch.device("cpu") if device is None else pick_device(device)
+    axis = torch.linspace(lo, hi, n, dtype=torch.float32)
+    gy, gx = torch.meshgrid(axis, axis, indexing="ij")
+    X = torch.stack([gx.reshape(-1), gy.reshape(-1)], dim=1)
+    y = peaks(X[:, 0], X[:, 1]).unsqueeze(1)
+    return X.to(dev), y.to(dev)

@@ -1,0 +1,13 @@
+"""Parameters papermill injects when the tests execute each notebook: CPU-safe and small.
+
+A notebook missing here runs with its own defaults plus DEVICE. Keys must be names from the
+notebook's `parameters` cell (the hygiene tests check that).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CI_PARAMS: dict[str, dict[str, Any]] = {
+    "00_check_your_setup.ipynb": {"SIZE": 256},
+}

@@ -1,0 +1,110 @@
+"""peaks against hand-computed values, and the layout of peaks_grid."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from course_utils import peaks, peaks_grid, seed_everything
+
+# Worked by hand from f(x, y) = 3(1-x)^2 e^(-x^2-(y+1)^2) - 10(x/5 - x^3 - y^5) e^(-x^2-y^2) - e^(-(x+1)^2-y^2)/3
+HAND = [
+    ((0.0, 0.0), 3 * math.exp(-1) - math.exp(-1) / 3),  # (8/3)/e
+    ((1.0, 1.0), 18 * math.exp(-2) - math.exp(-5) / 3),  # first term vanishes at x = 1
+    ((0.0, -1.0), 3 - 10 * math.exp(-1) - math.exp(-2) / 3),
+    ((-1.0, 0.0), 12 * math.exp(-2) - 8 * math.exp(-1) - 1 / 3),
+]
+
+
+@pytest.mark.parametrize("point,value", HAND)
+def test_peaks_hand_values(point: tuple[float, float], value: float) -> None:
+    x, y = point
+    assert peaks(x, y) == pytest.approx(value, rel=1e-12)
+    assert float(peaks(np.float64(x), np.array(y))) == pytest.approx(value, rel=1e-12)
+    assert peaks(torch.tensor(x, dtype=torch.float64), torch.tensor(y, dtype=torch.float64)).item() == \
+        pytest.approx(value, rel=1e-12)
+
+
+def test_peaks_known_extremes() -> None:
+    # MATLAB's peaks has its maximum about 8.106 near (-0.009, 1.581) and minimum about -6.551 near (0.228, -1.626).
+    assert peaks(-0.0093, 1.5814) == pytest.approx(8.1062, abs=1e-3)
+    assert peaks(0.2283, -1.6255) == pytest.approx(-6.5511, abs=1e-3)
+
+
+def test_grid_shapes_and_dtype() -> None:
+    X, y = peaks_grid(200)
+    assert X.shape == (40_000, 2) and y.shape == (40_000, 1)
+    assert X.dtype == torch.float32 and y.dtype == torch.float32
+    assert X.device == torch.device("cpu")
+
+
+def test_grid_layout_x_varies_fastest() -> None:
+    X, y = peaks_grid(4, lo=-1.0, hi=2.0)
+    assert X[0].tolist() == [-1.0, -1.0]
+    assert X[1].tolist() == [0.0, -1.0]
+    assert X[3].tolist() == [2.0, -1.0]
+    assert X[-1].tolist() == [2.0, 2.0]
+    grid = y.reshape(4, 4)
+    assert grid[1, 2].item() == pytest.approx(peaks(1.0, 0.0), rel=1e-5)  # row = y index, column = x index
+
+
+def test_grid_values_are_peaks() -> None:
+    X, y = peaks_grid(50)
+    expected = peaks(X[:, 0].double(), X[:, 1].double()).float().unsqueeze(1)
+    torch.testing.assert_close(y, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("n", [1, 0, -5, 2.5, "10", True])
+def test_grid_bad_n(n: object) -> None:
+    with pytest.raises(ValueError, match="n must"):
+        peaks_grid(n)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("lo,hi", [(1.0, 1.0), (2.0, -2.0), (float("nan"), 1.0), (0.0, float("inf"))])
+def test_grid_bad_range(lo: float, hi: float) -> None:
+    with pytest.raises(ValueError, match="lo < hi"):
+        peaks_grid(10, lo=lo, hi=hi)
+
+
+def test_grid_on_meta_device() -> None:
+    X, y = peaks_grid(5, device="meta")
+    assert X.device.type == "meta" and y.shape == (25, 1)
+
+
+def test_seed_everything_repeats_every_generator() -> None:
+    import random
+
+    def draw() -> tuple[float, float, list[float]]:
+        return random.random(), float(np.random.rand()), torch.rand(3).tolist()
+
+    seed_everything(123)
+    first = draw()
+    seed_everything(123)
+    assert draw() == first
+    seed_everything(124)
+    assert draw() != first
+
+
+@pytest.mark.parametrize("bad", [-1, 2**32, 1.5, "0", None, True])
+def test_seed_bad_input(bad: object) -> None:
+    with pytest.raises(ValueError, match="seed"):
+        seed_everything(bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.gpu
+def test_grid_on_cuda_matches_cpu() -> None:
+    X, y = peaks_grid(64, device="cuda")
+    Xc, yc = peaks_grid(64)
+    assert X.is_cuda and y.is_cuda
+    torch.testing.assert_close(y.cpu(), yc)
+
+
+@pytest.mark.gpu
+def test_seed_reaches_cuda() -> None:
+    seed_everything(7)
+    a = torch.rand(4, device="cuda")
+    seed_everything(7)
+    assert torch.equal(a, torch.rand(4, device="cuda"))

@@ -1,0 +1,76 @@
+"""What every committed notebook must be: clean, parameterised, device-agnostic, tidy imports."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.nbtools import course_notebooks, parameter_names, parameters_cell, python_source, read
+from tests.notebook_params import CI_PARAMS
+
+NOTEBOOKS = course_notebooks()
+ids = [p.stem for p in NOTEBOOKS]
+pytestmark = pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
+
+
+def test_no_outputs_committed(path: Path) -> None:
+    for cell in read(path).cells:
+        if cell.cell_type == "code":
+            assert cell.outputs == [] and cell.execution_count is None, cell.source[:60]
+
+
+def test_kernelspec_is_python3(path: Path) -> None:
+    assert read(path).metadata["kernelspec"]["name"] == "python3"
+
+
+def test_parameters_cell(path: Path) -> None:
+    nb = read(path)
+    cell = parameters_cell(nb)
+    assert cell is not None, "no cell tagged 'parameters'"
+    names = parameter_names(nb)
+    assert "DEVICE" in names
+    tree = ast.parse(python_source(cell.source))
+    for node in tree.body:  # literals only: papermill replaces them wholesale
+        assert isinstance(node, ast.Assign), ast.dump(node)
+        ast.literal_eval(node.value)
+    assert re.search(r"^DEVICE\s*=\s*None\b", cell.source, re.M), "DEVICE must default to None"
+    assert set(CI_PARAMS.get(path.name, {})) <= names, "CI parameters name no parameter"
+
+
+def test_device_chosen_with_pick_device(path: Path) -> None:
+    code = "\n".join(python_source(c.source) for c in read(path).cells if c.cell_type == "code")
+    assert "pick_device(DEVICE)" in code
+    literals = [n.value for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Constant)]
+    hard = [v for v in literals if isinstance(v, str) and re.fullmatch(r"cuda(:\d+)?", v)]
+    assert not hard, "use the device chosen in setup (or is_cuda(device)), not a 'cuda' literal"
+
+
+def _imported_names(tree: ast.AST) -> dict[str, int]:
+    names: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                names[(alias.asname or alias.name).split(".")[0]] = node.lineno
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                assert alias.name != "*", "no star imports"
+                names[alias.asname or alias.name] = node.lineno
+    return names
+
+
+def test_imports_are_used(path: Path) -> None:
+    code = "\n".join(python_source(c.source) for c in read(path).cells if c.cell_type == "code")
+    tree = ast.parse(code)
+    imported = _imported_names(tree)
+    used = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    unused = sorted(set(imported) - used)
+    assert not unused, f"imported but never used: {unused}"
+
+
+def test_cell_one_is_a_title_with_run_time(path: Path) -> None:
+    first = read(path).cells[0]
+    assert first.cell_type == "markdown" and first.source.startswith("# ")
+    assert "You will" in first.source and "Run time" in first.source
