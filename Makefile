@@ -3,20 +3,25 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
-# Notebooks run by `make course`; DEVICE= forces a device, SIZE=ci|default|gpu picks sizes.
+ASSETS := node_modules/.package-lock.json
+# make course: DEVICE= forces a device (cpu, cuda:0, mps); PARAMS= names a JSON file of
+# per-notebook parameters (notebooks/params/ci.json small and fast, gpu.json full size).
 DEVICE ?=
-SIZE   ?= default
+PARAMS ?=
+# Run a command as root: directly when we are root, else through sudo.
+SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
 
 export JUPYTER_PREFER_ENV_PATH := 1
 export MPLBACKEND := Agg
 
-.PHONY: help install lab test course clean
+.PHONY: help install lab test course browser clean
 
 help:
 	@echo "make lab     install, then open JupyterLab on notebooks/"
 	@echo "make test    install, then run the whole test suite"
 	@echo "make course  install, then execute and render every notebook into build/"
-	@echo "make clean   remove the virtual environment and build/"
+	@echo "             (DEVICE=cpu|cuda:0|mps, PARAMS=notebooks/params/gpu.json)"
+	@echo "make clean   remove the virtual environment, node_modules/ and build/"
 
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,11 +31,29 @@ $(STAMP): requirements.txt pyproject.toml
 
 install: $(STAMP)
 
-lab: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(filter 0,$(shell id -u)),--allow-root,)
+# Slide assets (reveal.js, require.js, jQuery, MathJax), pinned in package-lock.json.
+$(ASSETS): package.json package-lock.json
+	@command -v npm >/dev/null || { echo "installing Node.js and npm (Debian packages)"; \
+	  $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq nodejs npm; }
+	npm ci --ignore-scripts --no-audit --no-fund
 
+# A headless browser for the slide test.
+browser:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || \
+	  { echo "installing Chromium (Debian package)"; \
+	    $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium; }
+
+lab: $(STAMP)
+	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(SUDO),,--allow-root)
+
+# The browser and slide assets are best effort here: without them the slide test skips
+# (CI sets CI=true, where it fails instead).
 test: $(STAMP)
+	-@$(MAKE) --no-print-directory $(ASSETS) browser
 	$(BIN)/python -m pytest
 
+course: $(STAMP) $(ASSETS)
+	$(BIN)/python -m course_utils.render $(if $(DEVICE),--device $(DEVICE),) $(if $(PARAMS),--params $(PARAMS),)
+
 clean:
-	rm -rf $(VENV) build
+	rm -rf $(VENV) node_modules build

@@ -1,0 +1,200 @@
+"""Execute the notebooks headless and render them as HTML pages and reveal.js slides, offline.
+
+Run as `python -m course_utils.render` (what `make course` does). Browser assets come from the
+npm packages pinned in package.json (installed into node_modules/ by `npm ci`) and are copied
+into build/vendor/, so the pages load nothing from the network.
+"""
+
+from __future__ import annotations
+
+import argparse
+import html
+import json
+import shutil
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from course_utils.paths import repo_root
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+
+# (package folder in node_modules, what to copy, destination under build/vendor)
+VENDOR_FILES = [
+    ("reveal.js", "dist", "reveal.js/dist"),
+    ("reveal.js", "plugin", "reveal.js/plugin"),
+    ("requirejs", "require.js", "require.js"),
+    ("jquery", "dist/jquery.min.js", "jquery.min.js"),
+    ("mathjax", ".", "mathjax"),
+    ("@jupyter-widgets/html-manager", "dist", "html-manager"),
+]
+# Parts of the MathJax 2 package a browser never loads.
+MATHJAX_SKIP = ("unpacked", "test", "docs", "*.md")
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """The files made from one notebook."""
+
+    name: str
+    executed: Path
+    page: Path
+    slides: Path
+    seconds: float
+
+
+def vendor_assets(build: Path, node_modules: Path | None = None) -> Path:
+    """Copy the pinned browser assets from node_modules/ into build/vendor/ and return that folder."""
+    node_modules = node_modules or repo_root() / "node_modules"
+    if not node_modules.is_dir():
+        raise FileNotFoundError(
+            f"{node_modules} is missing: run `npm ci --ignore-scripts` in {repo_root()} "
+            "(make course does this) to install the pinned slide assets."
+        )
+    vendor = build / "vendor"
+    for package, part, dest in VENDOR_FILES:
+        src = node_modules / package / part
+        if not src.exists():
+            raise FileNotFoundError(f"{src} is missing: reinstall with `npm ci --ignore-scripts`.")
+        target = vendor / dest
+        if target.exists():
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if src.is_dir():
+            ignore = shutil.ignore_patterns(*MATHJAX_SKIP) if package == "mathjax" else None
+            shutil.copytree(src, target, ignore=ignore)
+        else:
+            shutil.copy2(src, target)
+    return vendor
+
+
+def exporter_config(vendor_url: str) -> Any:
+    """Return nbconvert config that points every script and stylesheet at the local vendor folder."""
+    from traitlets.config import Config
+
+    c = Config()
+    c.HTMLExporter.require_js_url = f"{vendor_url}/require.js"
+    c.HTMLExporter.jquery_url = f"{vendor_url}/jquery.min.js"
+    c.HTMLExporter.mathjax_url = f"{vendor_url}/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe"
+    c.HTMLExporter.widget_renderer_url = f"{vendor_url}/html-manager/embed-amd.js"
+    c.HTMLExporter.extra_template_basedirs = [str(TEMPLATES)]
+    c.SlidesExporter.reveal_url_prefix = f"{vendor_url}/reveal.js"
+    c.SlidesExporter.reveal_scroll = True
+    c.SlidesExporter.exclude_input_prompt = True
+    c.SlidesExporter.exclude_output_prompt = True
+    return c
+
+
+def export(executed: Path, page: Path, slides: Path, vendor_url: str) -> None:
+    """Write the HTML page and the reveal.js slides of one executed notebook."""
+    import nbformat
+    from nbconvert import HTMLExporter, SlidesExporter
+
+    nb = nbformat.read(executed, as_version=4)
+    for cell in nb.cells:  # papermill's injected parameters are plumbing, not a slide
+        if "injected-parameters" in cell.metadata.get("tags", []):
+            cell.metadata["slideshow"] = {"slide_type": "skip"}
+    config = exporter_config(vendor_url)
+    resources = {"metadata": {"name": executed.stem}}
+    body, _ = HTMLExporter(config=config, template_name="course_lab").from_notebook_node(nb, resources)
+    page.write_text(body, encoding="utf-8")
+    body, _ = SlidesExporter(config=config, template_name="course_reveal").from_notebook_node(nb, resources)
+    slides.write_text(body, encoding="utf-8")
+
+
+def execute(source: Path, executed: Path, parameters: dict[str, Any], progress: bool = True) -> None:
+    """Run a notebook top to bottom with papermill, writing the executed copy (never the source)."""
+    import papermill
+
+    papermill.execute_notebook(
+        str(source), str(executed), parameters=parameters, kernel_name="python3",
+        cwd=str(source.parent), progress_bar=progress,
+    )
+
+
+def write_index(build: Path, rendered: list[Rendered], device: str | None) -> Path:
+    """Write build/index.html linking every page and slide deck."""
+    rows = "\n".join(
+        f"<tr><td>{html.escape(r.name)}</td>"
+        f"<td><a href=\"{r.page.relative_to(build)}\">page</a></td>"
+        f"<td><a href=\"{r.slides.relative_to(build)}\">slides</a></td>"
+        f"<td><a href=\"{r.executed.relative_to(build)}\">notebook</a></td>"
+        f"<td>{r.seconds:.0f} s</td></tr>"
+        for r in rendered
+    )
+    when = time.strftime("%Y-%m-%d %H:%M")
+    index = build / "index.html"
+    index.write_text(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<title>Deep Learning on GPUs with PyTorch</title>"
+        "<style>body{font-family:sans-serif;max-width:48em;margin:2em auto}"
+        "td,th{padding:.3em 1em;text-align:left}</style></head><body>"
+        "<h1>Deep Learning on GPUs with PyTorch</h1>"
+        f"<p>Executed on {html.escape(device or 'the best available device')} on {when}. "
+        "In the slides, press <kbd>s</kbd> for the speaker notes; open a deck with "
+        "<code>?print-pdf</code> after its address and print to save it as PDF.</p>"
+        "<table><tr><th>notebook</th><th>page</th><th>slides</th><th>executed</th><th>run time</th></tr>"
+        f"{rows}</table></body></html>\n",
+        encoding="utf-8",
+    )
+    return index
+
+
+def render_course(
+    notebooks: list[Path],
+    build: Path,
+    device: str | None = None,
+    params: dict[str, dict[str, Any]] | None = None,
+    progress: bool = True,
+) -> list[Rendered]:
+    """Execute and render `notebooks` into `build`; return what was made for each."""
+    from tqdm.auto import tqdm
+
+    if not notebooks:
+        raise ValueError("no notebooks to render")
+    for folder in ("executed", "html", "slides"):
+        (build / folder).mkdir(parents=True, exist_ok=True)
+    vendor_assets(build)
+    done = []
+    bar = tqdm(notebooks, desc="course", unit="notebook", disable=not progress)
+    for source in bar:
+        bar.set_postfix_str(source.stem)
+        start = time.perf_counter()
+        parameters = {"DEVICE": device, **(params or {}).get(source.name, {})}
+        executed = build / "executed" / source.name
+        execute(source, executed, parameters, progress=progress)
+        page = build / "html" / f"{source.stem}.html"
+        slides = build / "slides" / f"{source.stem}.slides.html"
+        export(executed, page, slides, vendor_url="../vendor")
+        done.append(Rendered(source.stem, executed, page, slides, time.perf_counter() - start))
+    write_index(build, done, device)
+    return done
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: python -m course_utils.render [--device D] [--params FILE] [--build DIR] [NOTEBOOK ...]."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to render (default: all)")
+    parser.add_argument("--build", type=Path, default=repo_root() / "build", help="output folder")
+    parser.add_argument("--device", default=None, help="force a device, e.g. cpu or cuda:0")
+    parser.add_argument("--params", type=Path, default=None,
+                        help="JSON file mapping notebook file names to papermill parameters")
+    args = parser.parse_args(argv)
+    notebooks = args.notebooks or sorted((repo_root() / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    for nb in notebooks:
+        if not nb.is_file():
+            parser.error(f"{nb} is not a notebook file")
+    params = json.loads(args.params.read_text()) if args.params else {}
+    if not isinstance(params, dict):
+        parser.error(f"{args.params} must hold a JSON object: notebook file name -> parameters")
+    rendered = render_course(notebooks, args.build.resolve(), args.device or None, params)
+    index = args.build.resolve() / "index.html"
+    print(f"\nRendered {len(rendered)} notebook(s). Open {index}")
+    print(f"  or serve them: python -m http.server -d {args.build} 8000  ->  http://localhost:8000/")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,104 @@
+"""The instructors' render: offline slides and pages, checked in headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageChops, ImageStat
+
+from course_utils import repo_root
+from course_utils.render import render_course
+from tests.browser import chromium, find_chromium, serve
+from tests.notebook_params import CI_PARAMS
+
+NOTEBOOK = repo_root() / "notebooks" / "00_check_your_setup.ipynb"
+CHROMIUM = find_chromium()
+IN_CI = bool(os.environ.get("CI"))
+needs_assets = pytest.mark.skipif(
+    not (repo_root() / "node_modules").is_dir() and not IN_CI,
+    reason="slide assets not installed: run `make course` or `npm ci --ignore-scripts` first",
+)
+
+
+class _AssetLinks(HTMLParser):
+    """Collects the URLs of scripts, stylesheets and images a page loads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = dict(attrs)
+        if tag in ("script", "img") and a.get("src"):
+            self.urls.append(a["src"] or "")
+        if tag == "link" and a.get("href"):
+            self.urls.append(a["href"] or "")
+
+
+@pytest.fixture(scope="module")
+def build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("build")
+    render_course([NOTEBOOK], folder, device="cpu", params={NOTEBOOK.name: CI_PARAMS.get(NOTEBOOK.name, {})},
+                  progress=False)
+    return folder
+
+
+@needs_assets
+def test_build_layout(build: Path) -> None:
+    stem = NOTEBOOK.stem
+    for path in (f"executed/{stem}.ipynb", f"html/{stem}.html", f"slides/{stem}.slides.html", "index.html",
+                 "vendor/reveal.js/dist/reveal.js", "vendor/require.js", "vendor/jquery.min.js",
+                 "vendor/mathjax/MathJax.js"):
+        assert (build / path).is_file(), path
+    index = (build / "index.html").read_text()
+    assert f"slides/{stem}.slides.html" in index and f"html/{stem}.html" in index
+
+
+@needs_assets
+@pytest.mark.parametrize("kind", ["html", "slides"])
+def test_no_external_assets(build: Path, kind: str) -> None:
+    for page in (build / kind).glob("*.html"):
+        parser = _AssetLinks()
+        parser.feed(page.read_text())
+        assert parser.urls, "no assets found: the parser saw nothing"
+        external = [u for u in parser.urls if re.match(r"^(https?:)?//", u)]
+        assert not external, f"{page.name} loads {external}"
+        for url in parser.urls:
+            if not url.startswith("data:"):
+                assert (page.parent / url.split("?")[0]).resolve().is_file(), url
+
+
+def _blank(image: Image.Image) -> bool:
+    """True when a screenshot is (nearly) one flat colour."""
+    stat = ImageStat.Stat(image.convert("L"))
+    return stat.stddev[0] < 5
+
+
+@needs_assets
+@pytest.mark.skipif(CHROMIUM is None and not IN_CI, reason="no chromium: `apt-get install chromium`")
+def test_slides_in_headless_chromium(build: Path, tmp_path: Path) -> None:
+    assert CHROMIUM is not None, "CI must have chromium (make test installs it)"
+    page = f"slides/{NOTEBOOK.stem}.slides.html"
+    with serve(build) as (base, log):
+        first, later = tmp_path / "first.png", tmp_path / "later.png"
+        chromium(CHROMIUM, f"{base}/{page}", tmp_path / "p1", screenshot=first)
+        chromium(CHROMIUM, f"{base}/{page}#/3", tmp_path / "p2", screenshot=later)
+        dom = chromium(CHROMIUM, f"{base}/{page}#/2/1", tmp_path / "p3")
+    failed = [(path, code) for path, code in log if code >= 400 and "favicon" not in path]
+    assert not failed, f"failed requests: {failed}"
+    requested = {path.split("?")[0] for path, _ in log}
+    assert {"/vendor/reveal.js/dist/reveal.js", "/vendor/require.js", "/vendor/mathjax/MathJax.js"} <= requested
+    # Reveal.js ran: it marks its container ready and shows exactly one present slide.
+    assert re.search(r'class="reveal[^"]*\bready\b', dom), "reveal.js did not initialise"
+    assert len(re.findall(r'<section[^>]*class="[^"]*\bpresent\b', dom)) >= 1
+    # MathJax typeset the formula on that slide.
+    assert "MathJax_CHTML" in dom or "mjx-chtml" in dom, "math was not rendered"
+    a, b = Image.open(first), Image.open(later)
+    assert a.size == b.size == (1280, 800)  # one screen, not a long scrolling page
+    assert not _blank(a) and not _blank(b)
+    assert ImageChops.difference(a.convert("RGB"), b.convert("RGB")).getbbox() is not None, \
+        "the first and a later slide look the same"
