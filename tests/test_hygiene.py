@@ -74,3 +74,28 @@ def test_cell_one_is_a_title_with_run_time(path: Path) -> None:
     first = read(path).cells[0]
     assert first.cell_type == "markdown" and first.source.startswith("# ")
     assert "You will" in first.source and "Run time" in first.source
+
+
+SLIDE_TYPES = {"slide", "subslide", "fragment", "skip", "notes", "-"}
+MAX_LINE = 88  # characters of code that fit a 960-pixel reveal.js slide
+MAX_SLIDE_CODE_LINES = 20  # longer cells are skipped on slides or split
+
+
+def test_every_cell_has_slide_metadata(path: Path) -> None:
+    cells = read(path).cells
+    types = [c.metadata.get("slideshow", {}).get("slide_type") for c in cells]
+    missing = [i for i, t in enumerate(types) if t not in SLIDE_TYPES]
+    assert not missing, f"cells without a slide type: {missing}"
+    assert types[0] == "slide"
+    assert types.count("slide") >= 4, "one idea per slide: too few slides"
+    assert "notes" in types, "no speaker notes for the instructor"
+
+
+def test_code_on_slides_fits(path: Path) -> None:
+    for cell in read(path).cells:
+        if cell.cell_type != "code" or cell.metadata.get("slideshow", {}).get("slide_type") == "skip":
+            continue
+        lines = cell.source.splitlines()
+        assert len(lines) <= MAX_SLIDE_CODE_LINES, f"{len(lines)}-line cell on a slide: {lines[0]}"
+        wide = [line for line in lines if len(line) > MAX_LINE]
+        assert not wide, f"code lines wider than {MAX_LINE} characters: {wide}"
