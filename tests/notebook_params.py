@@ -10,4 +10,6 @@ from typing import Any
 
 CI_PARAMS: dict[str, dict[str, Any]] = {
     "00_check_your_setup.ipynb": {"SIZE": 256},
+    "02_tensors_and_devices.ipynb": {"MAX_BYTES": 2**20, "MIN_RUN_TIME": 0.01, "MATMUL_SIZE": 128,
+                                     "CHAIN_LENGTH": 10},
 }
