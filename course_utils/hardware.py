@@ -18,25 +18,24 @@ class GpuPeak:
     source: str
 
 
-_DS = "NVIDIA datasheet"
 # (regular expression matched against torch's device name, peaks). The first match wins, so a
 # specific variant comes before its family. Names as torch reports them, e.g. "NVIDIA H100 80GB
 # HBM3" (the SXM card), "NVIDIA H100 PCIe", "NVIDIA A100-SXM4-80GB", "NVIDIA GeForce RTX 3090".
 GPU_PEAKS: tuple[tuple[str, GpuPeak], ...] = (
-    (r"H100.*PCIe", GpuPeak("H100 PCIe", 51.0, 756.0, 2000.0, f"{_DS} (H100)")),
-    (r"H100.*NVL", GpuPeak("H100 NVL", 60.0, 835.0, 3900.0, f"{_DS} (H100)")),
-    (r"H100", GpuPeak("H100 SXM", 67.0, 989.0, 3350.0, f"{_DS} (H100)")),
-    (r"H200", GpuPeak("H200 SXM", 67.0, 989.0, 4800.0, f"{_DS} (H200)")),
+    (r"H100.*PCIe", GpuPeak("H100 PCIe", 51.0, 756.0, 2000.0, "NVIDIA H100 datasheet")),
+    (r"H100.*NVL", GpuPeak("H100 NVL", 60.0, 835.0, 3900.0, "NVIDIA H100 datasheet")),
+    (r"H100", GpuPeak("H100 SXM", 67.0, 989.0, 3350.0, "NVIDIA H100 datasheet")),
+    (r"H200(?!.*NVL)", GpuPeak("H200 SXM", 67.0, 989.0, 4800.0, "NVIDIA H200 datasheet")),
     (r"A100.*PCIE.*80GB|A100.*80GB.*PCIe",
-     GpuPeak("A100 80GB PCIe", 19.5, 312.0, 1935.0, f"{_DS} (A100)")),
-    (r"A100.*80GB", GpuPeak("A100 80GB SXM", 19.5, 312.0, 2039.0, f"{_DS} (A100)")),
-    (r"A100", GpuPeak("A100 40GB", 19.5, 312.0, 1555.0, f"{_DS} (A100)")),
-    (r"L40S", GpuPeak("L40S", 91.6, 362.0, 864.0, f"{_DS} (L40S)")),
-    (r"\bL4\b", GpuPeak("L4", 30.3, 121.0, 300.0, f"{_DS} (L4)")),
-    (r"\bA10\b", GpuPeak("A10", 31.2, 125.0, 600.0, f"{_DS} (A10)")),
-    (r"V100.*PCIE", GpuPeak("V100 PCIe", 14.0, None, 900.0, f"{_DS} (V100)")),
-    (r"V100", GpuPeak("V100 SXM2", 15.7, None, 900.0, f"{_DS} (V100)")),
-    (r"\bT4\b", GpuPeak("T4", 8.1, None, 320.0, f"{_DS} (T4)")),
+     GpuPeak("A100 80GB PCIe", 19.5, 312.0, 1935.0, "NVIDIA A100 datasheet")),
+    (r"A100.*80GB", GpuPeak("A100 80GB SXM", 19.5, 312.0, 2039.0, "NVIDIA A100 datasheet")),
+    (r"A100", GpuPeak("A100 40GB", 19.5, 312.0, 1555.0, "NVIDIA A100 datasheet")),
+    (r"L40S", GpuPeak("L40S", 91.6, 362.0, 864.0, "NVIDIA L40S datasheet")),
+    (r"\bL4\b", GpuPeak("L4", 30.3, 121.0, 300.0, "NVIDIA L4 datasheet")),
+    (r"\bA10\b", GpuPeak("A10", 31.2, 125.0, 600.0, "NVIDIA A10 datasheet")),
+    (r"V100.*PCIE", GpuPeak("V100 PCIe", 14.0, None, 900.0, "NVIDIA V100 datasheet")),
+    (r"V100", GpuPeak("V100 SXM2", 15.7, None, 900.0, "NVIDIA V100 datasheet")),
+    (r"\bT4\b", GpuPeak("T4", 8.1, None, 320.0, "NVIDIA T4 datasheet")),
     (r"RTX 4090", GpuPeak("GeForce RTX 4090", 82.6, 165.2, 1008.0,
                           "NVIDIA Ada GPU architecture whitepaper")),
     (r"RTX 3090(?! Ti)", GpuPeak("GeForce RTX 3090", 35.6, 71.0, 936.0,

@@ -38,7 +38,7 @@ def test_gpu_peak_matches_names(name: str, model: str) -> None:
     assert peak is not None and peak.model == model
 
 
-@pytest.mark.parametrize("name", ["NVIDIA A10G", "NVIDIA L40", "NVIDIA GeForce RTX 3090 Ti",
+@pytest.mark.parametrize("name", ["NVIDIA A10G", "NVIDIA L40", "NVIDIA H200 NVL", "NVIDIA GeForce RTX 3090 Ti",
                                   "Intel(R) Xeon(R) Processor", "Apple GPU (MPS) on arm64"])
 def test_unknown_gpus_have_no_peak(name: str) -> None:
     assert gpu_peak(name) is None
