@@ -10,6 +10,10 @@ from typing import Any
 
 CI_PARAMS: dict[str, dict[str, Any]] = {
     "00_check_your_setup.ipynb": {"SIZE": 256},
+    "01_why_gpus.ipynb": {"ELEMENTWISE_SIZES": [1_024, 65_536, 1_048_576],
+                          "MATMUL_SIZES": [16, 128, 512], "CONV_SIZES": [4, 16, 32],
+                          "MIN_RUN_TIME": 0.02, "FCN_WIDTH_SCALE": 0.25,
+                          "FCN_MIN_RUN_TIME": 0.1},
     "02_tensors_and_devices.ipynb": {"MAX_BYTES": 2**20, "MIN_RUN_TIME": 0.01, "MATMUL_SIZE": 128,
                                      "CHAIN_LENGTH": 10},
     "04_gpu_memory.ipynb": {"BATCH_SIZE": 256, "BATCH_SIZES": [32, 128, 512], "DEPTH": 4,
