@@ -12,7 +12,6 @@ PARAMS ?=
 SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
 
 export JUPYTER_PREFER_ENV_PATH := 1
-export MPLBACKEND := Agg
 
 .PHONY: help install lab test course browser clean
 
