@@ -7,7 +7,6 @@ import os
 import pytest
 import torch
 
-os.environ.setdefault("MPLBACKEND", "Agg")
 os.environ.setdefault("JUPYTER_PREFER_ENV_PATH", "1")
 
 
