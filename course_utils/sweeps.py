@@ -232,8 +232,8 @@ class RecordedRun:
         return f"recorded on {self.device_name} ({self.date}, torch {self.torch_version})"
 
 
-def load_recorded_sweeps(folder: str | Path) -> list[RecordedRun]:
-    """Read the 'sweeps' of every *.json file in `folder`; files without them are skipped."""
+def load_recorded_sweeps(folder: str | Path, key: str = "sweeps") -> list[RecordedRun]:
+    """Read the curves under `key` of every *.json file in `folder`; files without it are skipped."""
     folder = Path(folder)
     runs: list[RecordedRun] = []
     if not folder.is_dir():
@@ -243,27 +243,28 @@ def load_recorded_sweeps(folder: str | Path) -> list[RecordedRun]:
             data = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as err:
             raise ValueError(f"{path} is not valid JSON: {err}") from None
-        if not isinstance(data, dict) or not data.get("sweeps"):
+        if not isinstance(data, dict) or not data.get(key):
             continue
         meta = RecordedRun(path=path, device_name=str(data.get("device", path.stem)),
                            date=str(data.get("date", "date unknown")),
                            torch_version=str(data.get("torch", "?")), sweeps={})
         sweeps = {op: SweepResult.from_dict(op, entry, label=meta.label)
-                  for op, entry in data["sweeps"].items()}
+                  for op, entry in data[key].items()}
         runs.append(replace(meta, sweeps=sweeps))
     return runs
 
 
 def save_sweeps(path: str | Path, sweeps: Iterable[SweepResult], *, device_name: str,
-                torch_version: str | None = None, date: str | None = None) -> Path:
-    """Write `sweeps` under the key 'sweeps' of the JSON file at `path`, keeping its other keys."""
+                torch_version: str | None = None, date: str | None = None,
+                key: str = "sweeps") -> Path:
+    """Write `sweeps` under `key` of the JSON file at `path`, keeping its other keys."""
     path = Path(path)
     data: dict[str, Any] = {}
     if path.exists():
         data = json.loads(path.read_text(encoding="utf-8"))
     data.update(device=device_name, torch=torch_version or torch.__version__,
                 date=date or datetime.date.today().isoformat())
-    stored = data.setdefault("sweeps", {})
+    stored = data.setdefault(key, {})
     for sweep in sweeps:
         stored[sweep.op] = sweep.to_dict()
     text = json.dumps(data, indent=1)

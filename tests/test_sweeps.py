@@ -211,3 +211,11 @@ def test_load_recorded_sweeps_edge_cases(tmp_path: Path) -> None:
     (tmp_path / "broken.json").write_text("{not json")
     with pytest.raises(ValueError, match="broken.json"):
         load_recorded_sweeps(tmp_path)
+
+
+def test_other_keys_can_hold_curves(tmp_path: Path) -> None:
+    r = SweepResult("h2d", "cuda:0", (1024,), (1e-5,), work=(1024.0,), unit="byte")
+    save_sweeps(tmp_path / "x.json", [r], device_name="GPU X", key="transfers")
+    assert load_recorded_sweeps(tmp_path) == []  # nothing under 'sweeps'
+    (run,) = load_recorded_sweeps(tmp_path, key="transfers")
+    assert run.sweeps["h2d"] == r
