@@ -18,4 +18,6 @@ CI_PARAMS: dict[str, dict[str, Any]] = {
                                      "CHAIN_LENGTH": 10},
     "04_gpu_memory.ipynb": {"BATCH_SIZE": 256, "BATCH_SIZES": [32, 128, 512], "DEPTH": 4,
                             "BLOCK_MIB": 64, "WORK_MIB": 16, "MIN_RUN_TIME": 0.05},
+    "05_multiple_devices.ipynb": {"GRID": 32, "BATCH_SIZE": 256, "N_EPOCHS": 4, "HIDDEN": 32,
+                                  "TIMING_STEPS": 5, "TWO_NODES": False},
 }

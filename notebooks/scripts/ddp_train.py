@@ -1,0 +1,198 @@
+"""Train a small regression network with DistributedDataParallel: a process per device.
+
+torchrun starts the processes and tells each who it is (RANK, LOCAL_RANK, WORLD_SIZE):
+
+    python -m torch.distributed.run --standalone --nproc_per_node 2 \
+        notebooks/scripts/ddp_train.py --out runs/two
+
+Every process (a "rank") does the same thing:
+1. joins the process group: backend gloo on CPUs, nccl on NVIDIA GPUs (cuda:LOCAL_RANK);
+2. builds the same model from the same seed and wraps it in DDP;
+3. reads only its share of every batch, chosen by a DistributedSampler;
+4. trains: during backward, DDP averages the gradients over all ranks (an all-reduce),
+   so every rank takes the same optimizer step and the parameters stay identical;
+5. times training steps with and without that all-reduce (no_sync) to show its cost;
+6. writes what it saw to OUT/rank<R>.json, which notebook 05 reads and compares.
+
+The same file runs unchanged on one CPU, on several GPUs and on several machines.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.distributed as dist
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel as DDP
+from torch.utils.data.distributed import DistributedSampler
+
+from course_utils import peaks_grid
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Read the command line; --batch-size is the global batch, shared among ranks."""
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--out", type=Path, required=True, help="folder for rank<R>.json")
+    p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
+                   help="auto: one GPU per rank when CUDA is available, else the CPU")
+    p.add_argument("--grid", type=int, default=64, help="grid side: grid**2 samples")
+    p.add_argument("--batch-size", type=int, default=512, help="all ranks together")
+    p.add_argument("--epochs", type=int, default=10)
+    p.add_argument("--hidden", type=int, default=64, help="width of the hidden layers")
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
+    p.add_argument("--timing-steps", type=int, default=20,
+                   help="steps timed with and without the gradient all-reduce")
+    p.add_argument("--threads", type=int, default=0,
+                   help="CPU threads per rank; 0: the cores shared among local ranks")
+    return p.parse_args(argv)
+
+
+def check_args(args: argparse.Namespace, world_size: int) -> None:
+    """Stop with a clear message when the sizes do not share out evenly over ranks."""
+    n = args.grid**2
+    if args.grid < 2 or min(args.epochs, args.hidden, args.timing_steps) < 1:
+        sys.exit("need --grid >= 2 and positive --epochs, --hidden and --timing-steps")
+    if not world_size <= args.batch_size <= n or args.batch_size % world_size:
+        sys.exit(f"--batch-size {args.batch_size} must be a multiple of the "
+                 f"{world_size} rank(s) and at most the {n} samples (--grid squared)")
+
+
+def make_model(hidden: int) -> nn.Sequential:
+    """The network: inputs (x, y), two hidden ReLU layers, one output (peaks(x, y))."""
+    return nn.Sequential(nn.Linear(2, hidden), nn.ReLU(), nn.Linear(hidden, hidden),
+                         nn.ReLU(), nn.Linear(hidden, 1))
+
+
+def setup(device_choice: str) -> tuple[int, int, int, torch.device]:
+    """Join the process group; return rank, local rank, world size and this device."""
+    rank = int(os.environ["RANK"])  # 0 .. WORLD_SIZE-1 over all machines
+    local_rank = int(os.environ["LOCAL_RANK"])  # 0 .. nproc_per_node-1 on this machine
+    world_size = int(os.environ["WORLD_SIZE"])
+    if device_choice == "auto":
+        device_choice = "cuda" if torch.cuda.is_available() else "cpu"
+    if device_choice == "cuda":
+        if local_rank >= torch.cuda.device_count():
+            sys.exit(f"local rank {local_rank} has no GPU: this machine has "
+                     f"{torch.cuda.device_count()}: use --nproc_per_node <= that")
+        device = torch.device("cuda", local_rank)  # each rank owns one GPU
+        torch.cuda.set_device(device)
+        dist.init_process_group("nccl", device_id=device)
+    else:
+        device = torch.device("cpu")
+        dist.init_process_group("gloo")
+    return rank, local_rank, world_size, device
+
+
+def wait(device: torch.device) -> float:
+    """Wait for the device's queued work, then read the clock (GPU work is async)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+    return time.perf_counter()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Train, time and write OUT/rank<R>.json; see the module docstring."""
+    args = parse_args(argv)
+    check_args(args, int(os.environ.get("WORLD_SIZE", "1")))
+    if "RANK" not in os.environ:
+        sys.exit("launch this script with torchrun (python -m torch.distributed.run "
+                 "...), which sets RANK, LOCAL_RANK and WORLD_SIZE")
+    local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    threads = args.threads or max(1, (os.cpu_count() or 1) // local_world)
+    torch.set_num_threads(threads)  # the ranks on one machine share its cores
+    rank, local_rank, world_size, device = setup(args.device)
+    dtype = getattr(torch, args.dtype)
+
+    # Every rank keeps the whole (small) data set on its device, as notebook 03 advises.
+    X, y = (t.to(dtype) for t in peaks_grid(args.grid, device=device))
+    torch.manual_seed(args.seed)  # same start on every rank (DDP also copies rank 0's)
+    model = make_model(args.hidden).to(device, dtype)
+    ddp_model = DDP(model, device_ids=[local_rank] if device.type == "cuda" else None)
+    opt = torch.optim.Adam(ddp_model.parameters(), lr=args.lr)
+    loss_fn = nn.MSELoss()  # a mean over the local batch; DDP then averages over ranks
+
+    # The sampler shuffles all indices with the same seed on every rank, then deals
+    # them out: rank r gets every WORLD_SIZE-th index from r on. Disjoint shares that
+    # together cover the data.
+    sampler = DistributedSampler(range(len(X)), num_replicas=world_size, rank=rank,
+                                 shuffle=True, seed=args.seed, drop_last=True)
+    local_batch = args.batch_size // world_size
+    steps = len(sampler) // local_batch  # an incomplete last batch is dropped
+    # (For data too big for the device, DataLoader(dataset, local_batch,
+    # sampler=sampler) does the same; indexing tensors already on the device is faster.)
+
+    losses, epoch_times, first_batch = [], [], []
+    for epoch in range(args.epochs):
+        sampler.set_epoch(epoch)  # a new shuffle each epoch, the same on every rank
+        order = torch.tensor(list(sampler), device=device)
+        start = wait(device)
+        for i in range(0, steps * local_batch, local_batch):
+            idx = order[i : i + local_batch]
+            if not first_batch:
+                first_batch = idx.tolist()
+            loss = loss_fn(ddp_model(X[idx]), y[idx])
+            opt.zero_grad(set_to_none=True)
+            loss.backward()  # DDP all-reduces (averages) the gradients during backward
+            opt.step()  # the same averaged gradient on every rank: the same step
+            losses.append(loss.detach())  # stays on the device: no sync per step
+        epoch_times.append(wait(device) - start)
+    params = nn.utils.parameters_to_vector(model.parameters()).tolist()
+
+    # What does the gradient exchange cost? Time forward + backward on one batch with
+    # the all-reduce and under no_sync() (no communication), and an all-reduce of a
+    # buffer the size of all gradients alone. Every rank must run the same collectives,
+    # so the counts are fixed: an adaptive timer could stop one rank early and leave the
+    # others waiting forever.
+    xb, yb = X[order[:local_batch]], y[order[:local_batch]]
+
+    def fwd_bwd() -> None:
+        ddp_model.zero_grad(set_to_none=True)
+        loss_fn(ddp_model(xb), yb).backward()
+
+    grads = torch.zeros(len(params), device=device, dtype=dtype)
+    times: dict[str, list[float]] = {"step_sync": [], "step_no_sync": [],
+                                     "allreduce": []}
+    dist.barrier()  # start the measurements together
+    for k in range(3 + args.timing_steps):  # 3 warm-up rounds, not kept
+        for name, values in times.items():  # interleaved: all see the same conditions
+            t0 = wait(device)
+            if name == "step_sync":
+                fwd_bwd()
+            elif name == "step_no_sync":
+                with ddp_model.no_sync():  # gradients stay local: no communication
+                    fwd_bwd()
+            else:
+                dist.all_reduce(grads)
+            if k >= 3:
+                values.append(wait(device) - t0)
+
+    record = {
+        "rank": rank, "local_rank": local_rank, "world_size": world_size,
+        "backend": dist.get_backend(), "device": str(device), "threads": threads,
+        "host": socket.gethostname(),
+        "args": {k: str(v) for k, v in vars(args).items()},
+        "n_samples": len(X), "samples_per_rank": len(sampler),
+        "local_batch": local_batch,
+        "steps_per_epoch": steps, "first_batch": first_batch,
+        "losses": torch.stack(losses).tolist(), "epoch_times": epoch_times,
+        "params": params,
+        **{f"{name}_times": values for name, values in times.items()},
+        **{f"{name}_median": statistics.median(v) for name, v in times.items()},
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / f"rank{rank}.json").write_text(json.dumps(record))
+    dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()
