@@ -129,15 +129,15 @@ class SavedActivations:
 
 
 def peak_cuda_bytes(fn: Callable[[], Any], device: str | torch.device) -> int | None:
-    """Run fn() and return the peak bytes allocated on a CUDA `device` above the start; None elsewhere.
+    """Run fn() and return the peak bytes allocated on a CUDA `device` above the start.
 
-    On other devices fn() is still run, so the caller's code path is the same everywhere.
+    On any other device (or without CUDA) it returns None at once, without calling fn:
+    there is no peak counter to read, so running the work would only cost time.
     """
     if not callable(fn):
         raise TypeError(f"peak_cuda_bytes needs a callable, got {type(fn).__name__}.")
     dev = torch.device(device)
     if dev.type != "cuda" or not torch.cuda.is_available():
-        fn()
         return None
     synchronize(dev)
     torch.cuda.reset_peak_memory_stats(dev)
