@@ -68,14 +68,19 @@ def _parse(prefer: str) -> torch.device:
         ) from None
 
 
+def _best_device() -> torch.device:
+    """Return the current accelerator (with its index) if there is one, else the CPU."""
+    if torch.accelerator.is_available():
+        acc = torch.accelerator.current_accelerator()
+        assert acc is not None
+        return torch.device(acc.type, torch.accelerator.current_device_index())
+    return torch.device("cpu")
+
+
 def pick_device(prefer: str | torch.device | None = None) -> torch.device:
     """Return the device to compute on: the best accelerator when `prefer` is None, else `prefer`."""
     if prefer is None:
-        if torch.accelerator.is_available():
-            acc = torch.accelerator.current_accelerator()
-            assert acc is not None
-            return torch.device(acc.type, torch.accelerator.current_device_index())
-        return torch.device("cpu")
+        return _best_device()
     if isinstance(prefer, str):
         device = _parse(prefer)
     elif isinstance(prefer, torch.device):

@@ -7,7 +7,7 @@ from typing import Any
 import psutil
 import torch
 
-from course_utils.devices import _parse, _type_available
+from course_utils.devices import _best_device, _parse, _type_available
 
 
 def format_bytes(n: int | float | None) -> str:
@@ -25,11 +25,7 @@ def format_bytes(n: int | float | None) -> str:
 def _as_device(device: str | torch.device | None) -> torch.device:
     """Turn the argument into a torch.device without requiring that it exists."""
     if device is None:
-        if torch.accelerator.is_available():
-            acc = torch.accelerator.current_accelerator()
-            assert acc is not None
-            return torch.device(acc.type, torch.accelerator.current_device_index())
-        return torch.device("cpu")
+        return _best_device()
     if isinstance(device, torch.device):
         return device
     if isinstance(device, str):

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import datetime
 import json
 import math
-import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 import torch
 
+from course_utils.results import device_slug as device_slug  # re-exported for the notebooks
+from course_utils.results import read_entries, write_entry
 from course_utils.timing import benchmark
 
 # What make_case returns: the function to time and the arguments to call it with.
@@ -208,14 +208,6 @@ def crossover(sizes: Sequence[int], baseline: Sequence[float], candidate: Sequen
     return found
 
 
-def device_slug(name: str) -> str:
-    """A file-name-safe form of a device name: 'NVIDIA H100 80GB HBM3' -> 'nvidia-h100-80gb-hbm3'."""
-    slug = re.sub(r"[^a-z0-9]+", "-", str(name).lower()).strip("-")
-    if not slug:
-        raise ValueError(f"cannot make a file name from device name {name!r}.")
-    return slug
-
-
 @dataclass(frozen=True)
 class RecordedRun:
     """Sweeps read from one data/results/*.json file, with where, when and with what they ran."""
@@ -234,42 +226,23 @@ class RecordedRun:
 
 def load_recorded_sweeps(folder: str | Path, key: str = "sweeps") -> list[RecordedRun]:
     """Read the curves under `key` of every *.json file in `folder`; files without it are skipped."""
-    folder = Path(folder)
     runs: list[RecordedRun] = []
-    if not folder.is_dir():
-        return runs
-    for path in sorted(folder.glob("*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{path} is not valid JSON: {err}") from None
-        if not isinstance(data, dict) or not data.get(key):
-            continue
-        meta = RecordedRun(path=path, device_name=str(data.get("device", path.stem)),
-                           date=str(data.get("date", "date unknown")),
-                           torch_version=str(data.get("torch", "?")), sweeps={})
-        sweeps = {op: SweepResult.from_dict(op, entry, label=meta.label)
-                  for op, entry in data[key].items()}
-        runs.append(replace(meta, sweeps=sweeps))
+    for entry in read_entries(folder, key):
+        sweeps = {op: SweepResult.from_dict(op, value, label=entry.label)
+                  for op, value in entry.value.items()}
+        runs.append(RecordedRun(path=entry.path, device_name=entry.device, date=entry.date,
+                                torch_version=entry.torch, sweeps=sweeps))
     return runs
 
 
 def save_sweeps(path: str | Path, sweeps: Iterable[SweepResult], *, device_name: str,
                 torch_version: str | None = None, date: str | None = None,
                 key: str = "sweeps") -> Path:
-    """Write `sweeps` under `key` of the JSON file at `path`, keeping its other keys."""
-    path = Path(path)
-    data: dict[str, Any] = {}
-    if path.exists():
-        data = json.loads(path.read_text(encoding="utf-8"))
-    data.update(device=device_name, torch=torch_version or torch.__version__,
-                date=date or datetime.date.today().isoformat())
-    stored = data.setdefault(key, {})
+    """Write `sweeps` under `key` of the results file at `path`, keeping its other entries."""
+    stored: dict[str, Any] = {}
+    if Path(path).exists():
+        stored = dict(json.loads(Path(path).read_text(encoding="utf-8")).get(key) or {})
     for sweep in sweeps:
         stored[sweep.op] = sweep.to_dict()
-    text = json.dumps(data, indent=1)
-    # One line per list of numbers keeps the file short and readable.
-    text = re.sub(r"\[([^\[\]{}\"]*)\]", lambda m: "[" + " ".join(m.group(1).split()) + "]", text)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text + "\n", encoding="utf-8")
-    return path
+    return write_entry(path, key, stored, device_name=device_name,
+                       torch_version=torch_version, date=date)

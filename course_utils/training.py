@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import datetime
-import json
 import os
 import sys
 import time
@@ -24,6 +22,7 @@ import torch
 from torch import nn
 
 from course_utils.devices import is_cuda, synchronize
+from course_utils.results import read_entries, write_entry
 from course_utils.timing import Timing, benchmark
 
 # The lab's network: 2 inputs (x, y), hidden layers of 20 and 5 units, 1 output.
@@ -242,30 +241,13 @@ def _json_ready(value: Any) -> Any:
 
 
 def save_training_record(path: str | Path, record: dict[str, Any], *, device_name: str) -> Path:
-    """Write `record` under the key "training" of the JSON file at `path`, keeping its other keys."""
+    """Write `record` under the key "training" of the results file at `path`, keeping its other keys."""
     if not isinstance(record, dict) or not record:
         raise ValueError("record must be a non-empty dict of measurements.")
-    path = Path(path)
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    data.update(device=device_name, torch=torch.__version__,
-                date=datetime.date.today().isoformat())
-    data[RECORD_KEY] = _json_ready(record)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    return path
+    return write_entry(path, RECORD_KEY, _json_ready(record), device_name=device_name)
 
 
 def load_training_records(folder: str | Path) -> list[dict[str, Any]]:
     """Read the "training" entry of every *.json file in `folder` (none, or no folder: [])."""
-    found = []
-    for path in sorted(Path(folder).glob("*.json")):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as err:
-            raise ValueError(f"{path} is not valid JSON: {err}") from None
-        if not isinstance(data, dict) or not isinstance(data.get(RECORD_KEY), dict):
-            continue
-        found.append({"path": str(path), "device": str(data.get("device", path.stem)),
-                      "date": str(data.get("date", "date unknown")),
-                      "torch": str(data.get("torch", "?")), **data[RECORD_KEY]})
-    return found
+    return [{"path": str(e.path), "device": e.device, "date": e.date, "torch": e.torch, **e.value}
+            for e in read_entries(folder, RECORD_KEY) if isinstance(e.value, dict)]

@@ -7,8 +7,6 @@ names its device, date and torch version; this module keeps its curves under the
 
 from __future__ import annotations
 
-import datetime
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +14,7 @@ from typing import Any
 import torch
 
 from course_utils.devices import pick_device, synchronize
+from course_utils.results import read_entries, write_entry
 from course_utils.timing import Timing, benchmark
 
 # The bytes of every test pattern repeat with this period (a prime, so it never lines up
@@ -167,15 +166,8 @@ def to_record(curves: dict[str, list[CopyTiming]]) -> dict[str, Any]:
 
 def write_record(path: str | Path, curves: dict[str, list[CopyTiming]], *,
                  device_name: str) -> Path:
-    """Store `curves` under the key "transfers" of the JSON file at `path`, keeping other keys."""
-    path = Path(path)
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    data.update(device=device_name, torch=torch.__version__,
-                date=datetime.date.today().isoformat())
-    data["transfers"] = to_record(curves)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
-    return path
+    """Store `curves` under the key "transfers" of the results file at `path`, keeping other keys."""
+    return write_entry(path, "transfers", to_record(curves), device_name=device_name)
 
 
 @dataclass(frozen=True)
@@ -192,17 +184,12 @@ class RecordedCurves:
 def read_records(folder: str | Path) -> list[RecordedCurves]:
     """Read the "transfers" of every *.json file in `folder` that has them (none: [])."""
     found = []
-    for path in sorted(Path(folder).glob("*.json")):
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(data, dict) or not data.get("transfers"):
-            continue
+    for entry in read_entries(folder, "transfers"):
         try:
             curves = {label: list(zip(map(int, c["sizes"]), map(float, c["seconds"])))
-                      for label, c in data["transfers"].items()}
+                      for label, c in entry.value.items()}
         except (KeyError, TypeError, AttributeError, ValueError) as err:
-            raise ValueError(f"{path}: the 'transfers' entry is malformed ({err!r}); each curve "
-                             "needs 'sizes' and 'seconds'.") from None
-        found.append(RecordedCurves(path, str(data.get("device", path.stem)),
-                                    str(data.get("date", "date unknown")),
-                                    str(data.get("torch", "?")), curves))
+            raise ValueError(f"{entry.path}: the 'transfers' entry is malformed ({err!r}); each "
+                             "curve needs 'sizes' and 'seconds'.") from None
+        found.append(RecordedCurves(entry.path, entry.device, entry.date, entry.torch, curves))
     return found

@@ -91,7 +91,7 @@ def test_format_report_lists_every_key() -> None:
     report = device_report("cpu")
     text = format_report(report)
     assert len(text.splitlines()) == len(report)
-    assert f"torch" in text and torch.__version__ in text
+    assert "torch" in text and torch.__version__ in text
     assert "GiB" in format_report({"memory_total_bytes": 3 * 2**30})
     with pytest.raises(TypeError):
         format_report("not a report")  # type: ignore[arg-type]
