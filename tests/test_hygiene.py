@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 
 import pytest
 
 from tests.nbtools import course_notebooks, parameter_names, parameters_cell, python_source, read
-from tests.notebook_params import CI_PARAMS
+from tests.notebook_params import PARAMS_DIR
 
 NOTEBOOKS = course_notebooks()
 ids = [p.stem for p in NOTEBOOKS]
@@ -37,7 +38,6 @@ def test_parameters_cell(path: Path) -> None:
         assert isinstance(node, ast.Assign), ast.dump(node)
         ast.literal_eval(node.value)
     assert re.search(r"^DEVICE\s*=\s*None\b", cell.source, re.M), "DEVICE must default to None"
-    assert set(CI_PARAMS.get(path.name, {})) <= names, "CI parameters name no parameter"
 
 
 def test_device_chosen_with_pick_device(path: Path) -> None:
@@ -99,3 +99,11 @@ def test_code_on_slides_fits(path: Path) -> None:
         assert len(lines) <= MAX_SLIDE_CODE_LINES, f"{len(lines)}-line cell on a slide: {lines[0]}"
         wide = [line for line in lines if len(line) > MAX_LINE]
         assert not wide, f"code lines wider than {MAX_LINE} characters: {wide}"
+
+
+@pytest.mark.parametrize("preset", ["ci.json", "gpu.json"])
+def test_parameter_presets_name_real_parameters(path: Path, preset: str) -> None:
+    presets = json.loads((PARAMS_DIR / preset).read_text())
+    assert set(presets) <= {p.name for p in NOTEBOOKS}, "a preset names a missing notebook"
+    unknown = set(presets.get(path.name, {})) - parameter_names(read(path))
+    assert not unknown, f"{preset} sets parameters {path.name} does not have: {unknown}"
