@@ -21,11 +21,12 @@ class GpuPeak:
 # (regular expression matched against torch's device name, peaks). The first match wins, so a
 # specific variant comes before its family. Names as torch reports them, e.g. "NVIDIA H100 80GB
 # HBM3" (the SXM card), "NVIDIA H100 PCIe", "NVIDIA A100-SXM4-80GB", "NVIDIA GeForce RTX 3090".
+# A Grace Hopper superchip ("NVIDIA GH200 480GB") is not an H200 and is left out.
 GPU_PEAKS: tuple[tuple[str, GpuPeak], ...] = (
     (r"H100.*PCIe", GpuPeak("H100 PCIe", 51.0, 756.0, 2000.0, "NVIDIA H100 datasheet")),
     (r"H100.*NVL", GpuPeak("H100 NVL", 60.0, 835.0, 3900.0, "NVIDIA H100 datasheet")),
     (r"H100", GpuPeak("H100 SXM", 67.0, 989.0, 3350.0, "NVIDIA H100 datasheet")),
-    (r"H200(?!.*NVL)", GpuPeak("H200 SXM", 67.0, 989.0, 4800.0, "NVIDIA H200 datasheet")),
+    (r"(?<!G)H200(?!.*NVL)", GpuPeak("H200 SXM", 67.0, 989.0, 4800.0, "NVIDIA H200 datasheet")),
     (r"A100.*PCIE.*80GB|A100.*80GB.*PCIe",
      GpuPeak("A100 80GB PCIe", 19.5, 312.0, 1935.0, "NVIDIA A100 datasheet")),
     (r"A100.*80GB", GpuPeak("A100 80GB SXM", 19.5, 312.0, 2039.0, "NVIDIA A100 datasheet")),
@@ -55,9 +56,15 @@ CUDA_CORES_PER_SM: dict[str, int] = {
 
 
 def gpu_peak(device_name: str) -> GpuPeak | None:
-    """The datasheet peaks of the GPU called `device_name`, or None if it is not in GPU_PEAKS."""
+    """The datasheet peaks of the GPU called `device_name`, or None if it is not in GPU_PEAKS.
+
+    A MIG slice ("NVIDIA H100 80GB HBM3 MIG 1g.10gb") has only part of the GPU's SMs, so the
+    whole GPU's peaks do not apply to it: None.
+    """
     if not isinstance(device_name, str):
         raise TypeError(f"gpu_peak expects a device name string, got {type(device_name).__name__}.")
+    if re.search(r"\bMIG\b", device_name):
+        return None
     for pattern, peak in GPU_PEAKS:
         if re.search(pattern, device_name, flags=re.IGNORECASE):
             return peak

@@ -39,6 +39,8 @@ def test_gpu_peak_matches_names(name: str, model: str) -> None:
 
 
 @pytest.mark.parametrize("name", ["NVIDIA A10G", "NVIDIA L40", "NVIDIA H200 NVL", "NVIDIA GeForce RTX 3090 Ti",
+                                  "NVIDIA GH200 480GB", "NVIDIA GH200 144G HBM3e",
+                                  "NVIDIA H100 80GB HBM3 MIG 1g.10gb",
                                   "Intel(R) Xeon(R) Processor", "Apple GPU (MPS) on arm64"])
 def test_unknown_gpus_have_no_peak(name: str) -> None:
     assert gpu_peak(name) is None
