@@ -182,7 +182,11 @@ def profile_step(fn: Callable[[], Any], device: str | torch.device, top: int = 6
     top_level = [e for e in aten if not _is_nested(e)]
     kernels = None
     if is_cuda(dev):
+        # The GPU timeline also mirrors record_function ranges (Optimizer.step#Adam.step) as
+        # CUDA-typed user-annotation events: they are not kernels, so leave them out.
+        ranges = {e.name for e in events if e.is_user_annotation}
         kernels = sum(1 for e in events if e.device_type == DeviceType.CUDA
+                      and not e.is_user_annotation and e.name not in ranges
                       and not e.name.startswith(("Memcpy", "Memset")))
     counts = Counter(e.name for e in top_level).most_common(top)
     return StepProfile(len(aten), len(top_level), kernels, tuple(counts))

@@ -212,3 +212,14 @@ def test_profile_counts_cuda_kernels() -> None:
     a = torch.ones(1024, device="cuda")
     prof = profile_step(lambda: (a + 1).mul_(2), "cuda")
     assert prof.device_kernels == 2
+
+
+@pytest.mark.gpu
+def test_profile_counts_kernels_not_annotations() -> None:
+    a = torch.ones(1024, device="cuda")
+
+    def annotated() -> None:
+        with torch.profiler.record_function("two kernels"):  # mirrored on the GPU timeline
+            (a + 1).mul_(2)
+
+    assert profile_step(annotated, "cuda").device_kernels == 2
