@@ -227,7 +227,14 @@ def cuda_graph_step(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, lr: f
             loss = loss_fn(model(x), y)
             loss.backward()
             opt.step()
-    return graph.replay, loss.detach()
+
+    # The graph reads and writes the model's, the optimizer's and the data's memory by address
+    # but holds no reference to them: the default argument keeps them alive as long as replay.
+    def replay(_keep_alive: tuple[Any, ...] = (model, opt, x, y)) -> None:
+        """Run the captured step once."""
+        graph.replay()
+
+    return replay, loss.detach()
 
 
 def _json_ready(value: Any) -> Any:

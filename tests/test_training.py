@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import copy
+import gc
 import json
 import sys
 import time
+import weakref
 from pathlib import Path
 
 import pytest
@@ -212,6 +214,19 @@ def test_profile_counts_cuda_kernels() -> None:
     a = torch.ones(1024, device="cuda")
     prof = profile_step(lambda: (a + 1).mul_(2), "cuda")
     assert prof.device_kernels == 2
+
+
+@pytest.mark.gpu
+def test_cuda_graph_step_keeps_what_the_graph_uses_alive() -> None:
+    x, y = peaks_grid(8, device="cuda")
+    model = peaks_mlp().cuda()
+    alive = weakref.ref(model)
+    replay, loss = cuda_graph_step(model, x, y)
+    del model
+    gc.collect()
+    assert alive() is not None  # each replay writes into its parameters by address
+    replay()
+    assert torch.isfinite(loss).item()
 
 
 @pytest.mark.gpu
