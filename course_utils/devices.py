@@ -99,13 +99,8 @@ def pick_device(prefer: str | torch.device | None = None) -> torch.device:
         )
     if device.type not in _ALWAYS_PRESENT and device.index is None:
         # Name the index so that comparisons with a tensor's .device (always indexed) hold.
-        current = (
-            torch.accelerator.current_device_index()
-            if torch.accelerator.is_available()
-            and torch.accelerator.current_accelerator().type == device.type  # type: ignore[union-attr]
-            else 0
-        )
-        device = torch.device(device.type, current)
+        best = _best_device()
+        device = torch.device(device.type, best.index if best.type == device.type else 0)
     return device
 
 

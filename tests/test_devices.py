@@ -117,3 +117,17 @@ def test_cuda_synchronize_waits_for_queued_work() -> None:
         x = x @ x / 2048
     synchronize(device)
     assert torch.cuda.current_stream(device).query()  # nothing left in the queue
+
+
+def test_unindexed_accelerator_gets_the_current_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Simulate a machine with two CUDA devices whose current one is cuda:1.
+    import course_utils.devices as devices
+
+    monkeypatch.setattr(devices, "_type_count", lambda t: 2 if t in ("cuda", "mps") else 1)
+    monkeypatch.setattr(devices, "_best_device", lambda: torch.device("cuda", 1))
+    assert pick_device("cuda") == torch.device("cuda", 1)  # the current GPU, named
+    assert pick_device("cuda:0") == torch.device("cuda", 0)  # an explicit index is kept
+    assert pick_device("mps") == torch.device("mps", 0)  # another type: its first device
+    assert pick_device() == torch.device("cuda", 1)
+    with pytest.raises(RuntimeError, match="only"):
+        pick_device("cuda:2")
