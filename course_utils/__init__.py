@@ -13,7 +13,7 @@ from course_utils.exercises import check_answer
 from course_utils.memory import format_bytes, format_memory, memory_report
 from course_utils.paths import data_path, repo_root
 from course_utils.reproducibility import seed_everything
-from course_utils.timing import Timing, benchmark, format_seconds
+from course_utils.timing import Timing, benchmark, format_seconds, noise_summary
 
 __all__ = [
     "Timing",
@@ -28,6 +28,7 @@ __all__ = [
     "format_seconds",
     "is_cuda",
     "memory_report",
+    "noise_summary",
     "peaks",
     "peaks_grid",
     "pick_device",

@@ -1,15 +1,29 @@
-"""Timing code on any device with torch.utils.benchmark, synchronising the device."""
+"""Timing code on any device: a fixed number of synchronised blocks, and a verdict on the noise."""
 
 from __future__ import annotations
 
+import math
 import time
+import timeit
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
+import psutil
 import torch
-import torch.utils.benchmark as torch_benchmark
+from torch.utils.benchmark import Measurement
+from torch.utils.benchmark.utils.common import TaskSpec
 
 from course_utils.devices import pick_device, synchronize
+
+# A spread (interquartile range) at or above this share of the median is noise, not the code:
+# the level at which torch.utils.benchmark warns of "significant environmental influence".
+NOISY_SPREAD = 0.25
+# Fewer blocks than this give no usable spread.
+MIN_BLOCKS = 5
+# Other programs using at least this many CPU cores while we time count as load.
+LOAD_CORES = 0.5
+# The clock read around each block (a module attribute, so tests can simulate one).
+_clock = time.perf_counter
 
 
 def format_seconds(t: float) -> str:
@@ -22,7 +36,12 @@ def format_seconds(t: float) -> str:
 
 @dataclass(frozen=True)
 class Timing:
-    """The result of benchmark(): median and interquartile range in seconds, with context."""
+    """The result of benchmark(): median and interquartile range in seconds, with context.
+
+    `times` holds the seconds per call of each block. `other_load` is how many CPU cores other
+    programs kept busy while the blocks ran, and `cpu_cores` how many the machine has (None
+    where unknown).
+    """
 
     median: float
     iqr: float
@@ -31,19 +50,68 @@ class Timing:
     num_threads: int
     times: tuple[float, ...] = field(repr=False)
     label: str = ""
+    other_load: float | None = None
+    cpu_cores: int | None = None
 
     @property
     def mean(self) -> float:
-        """Mean of the per-run times, in seconds."""
+        """Mean of the per-block times, in seconds."""
         return sum(self.times) / len(self.times)
+
+    @property
+    def blocks(self) -> int:
+        """How many timed blocks the median and spread come from."""
+        return len(self.times)
+
+    @property
+    def spread(self) -> float:
+        """The interquartile range as a share of the median (0.1 means 10%)."""
+        return self.iqr / self.median if self.median > 0 else math.inf
+
+    @property
+    def noise(self) -> tuple[str, ...]:
+        """The reasons not to trust this timing; empty when it looks reliable."""
+        reasons = []
+        if self.blocks < MIN_BLOCKS:
+            reasons.append(f"only {self.blocks} timed block{'s' if self.blocks != 1 else ''}")
+        if self.spread >= NOISY_SPREAD:
+            reasons.append(f"spread {self.spread:.0%} of the median")
+        if (self.other_load is not None and self.cpu_cores is not None
+                and self.other_load >= LOAD_CORES
+                and self.other_load + self.num_threads > self.cpu_cores):
+            reasons.append(f"other programs kept {self.other_load:.1f} of {self.cpu_cores} "
+                           "CPU cores busy")
+        return tuple(reasons)
+
+    @property
+    def noisy(self) -> bool:
+        """True when the timing should not be trusted (see `noise` for why)."""
+        return bool(self.noise)
+
+    def short(self) -> str:
+        """'12.3 ms ± 400 µs', with ' (noisy)' appended when the timing is noisy."""
+        text = f"{format_seconds(self.median)} ± {format_seconds(self.iqr)}"
+        return text + (" (noisy)" if self.noisy else "")
 
     def __str__(self) -> str:
         threads = f"{self.num_threads} thread{'s' if self.num_threads != 1 else ''}"
         head = f"{self.label}: " if self.label else ""
-        return (
-            f"{head}{format_seconds(self.median)} ± {format_seconds(self.iqr)} "
-            f"({self.device}, {threads}, {self.runs} runs)"
-        )
+        text = (f"{head}{format_seconds(self.median)} ± {format_seconds(self.iqr)} "
+                f"({self.device}, {threads}, {self.runs} runs)")
+        if self.noisy:
+            text += f" noisy: {'; '.join(self.noise)}; re-run on an idle machine"
+        return text
+
+
+def noise_summary(timings: Iterable[Timing]) -> str:
+    """One line on how many of `timings` are noisy and why, or '' when none is."""
+    timings = list(timings)
+    noisy = [t for t in timings if t.noisy]
+    if not noisy:
+        return ""
+    reasons = sorted({r.split(" of ")[0].split(" kept ")[0] for t in noisy for r in t.noise})
+    return (f"noisy: {len(noisy)} of {len(timings)} timings ({', '.join(reasons)}); "
+            "re-run on an idle machine before trusting them")
 
 
 def _find_device(args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.device | None:
@@ -54,58 +122,88 @@ def _find_device(args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.device 
     return None
 
 
+def _busy_seconds() -> tuple[float, float]:
+    """CPU seconds spent so far by the whole machine (all cores) and by this process."""
+    machine = psutil.cpu_times()
+    busy = sum(machine) - machine.idle - getattr(machine, "iowait", 0.0)
+    own = psutil.Process().cpu_times()
+    return busy, own.user + own.system
+
+
 def benchmark(
     fn: Callable[..., Any],
     *args: Any,
     device: str | torch.device | None = None,
     warmup: int = 3,
     min_run_time: float = 0.2,
+    blocks: int = 10,
     num_threads: int | None = None,
     label: str = "",
     **kwargs: Any,
 ) -> Timing:
-    """Time fn(*args, **kwargs): warm up, then torch.utils.benchmark with the device synchronised.
+    """Time fn(*args, **kwargs): warm up, then `blocks` blocks of calls between synchronisations.
 
-    `device` is the device whose queue must be waited on; by default the device of the first
-    tensor argument, else the best available one. CPU work uses torch.get_num_threads() threads
-    unless `num_threads` says otherwise (torch.utils.benchmark alone would use one).
+    Each block repeats the call enough times to last about min_run_time / blocks seconds, so
+    the whole measurement takes about `min_run_time` (at least MIN_BLOCKS calls of a slow
+    function). `device` is the device whose queue must be waited on; by default the device of
+    the first tensor argument, else the best available one. CPU work uses
+    torch.get_num_threads() threads unless `num_threads` says otherwise. The statistics come
+    from torch.utils.benchmark's Measurement; the result also records the load that other
+    programs put on the CPU meanwhile, so that it can say when it is too noisy to trust.
     """
     if not callable(fn):
         raise TypeError(f"benchmark needs a callable, got {type(fn).__name__}.")
-    if warmup < 0 or min_run_time <= 0:
+    if warmup < 0 or not min_run_time > 0:
         raise ValueError(f"need warmup >= 0 and min_run_time > 0, got {warmup} and {min_run_time}.")
+    if isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 1:
+        raise ValueError(f"blocks must be an integer >= 1, got {blocks!r}.")
     dev = pick_device(device) if device is not None else (_find_device(args, kwargs) or pick_device())
     threads = torch.get_num_threads() if num_threads is None else int(num_threads)
     if threads < 1:
         raise ValueError(f"num_threads must be at least 1, got {threads}.")
 
-    def timer() -> float:
-        # The Timer reads the clock before and after each block: wait for the device first.
+    def clock() -> float:
+        # Read before and after each block: wait for the device's queue to drain first.
         synchronize(dev)
-        return time.perf_counter()
+        return _clock()
 
+    timer = timeit.Timer(stmt="fn(*args, **kwargs)", timer=clock,
+                         globals={"fn": fn, "args": args, "kwargs": kwargs})
     saved_threads = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
         for _ in range(warmup):
             fn(*args, **kwargs)
         synchronize(dev)
+        # Seconds per call: time 1, 10, 100, ... calls until a batch lasts a tenth of a block.
+        block_time = min_run_time / blocks
+        number = 1
+        while True:
+            per_call = max(timer.timeit(number) / number, 1e-12)
+            if per_call * number >= block_time / 10 or number >= 10**8:
+                break
+            number *= 10
+        n_blocks = min(blocks, max(MIN_BLOCKS, math.floor(min_run_time / per_call)))
+        number = max(1, round(min_run_time / n_blocks / per_call))
+        machine_before, own_before = _busy_seconds()
+        start = _clock()
+        raw = [timer.timeit(number) for _ in range(n_blocks)]
+        wall = _clock() - start
+        machine_after, own_after = _busy_seconds()
     finally:
         torch.set_num_threads(saved_threads)
-    timer_obj = torch_benchmark.Timer(
-        stmt="fn(*args, **kwargs)",
-        globals={"fn": fn, "args": args, "kwargs": kwargs},
-        num_threads=threads,
-        timer=timer,
-        label=label or getattr(fn, "__name__", "fn"),
-    )
-    m = timer_obj.blocked_autorange(min_run_time=min_run_time)
+    others = max(0.0, (machine_after - machine_before) - (own_after - own_before)) / max(wall, 1e-9)
+    spec = TaskSpec(stmt="fn(*args, **kwargs)", setup="pass",
+                    label=label or getattr(fn, "__name__", "fn"), num_threads=threads)
+    m = Measurement(number_per_run=number, raw_times=raw, task_spec=spec)
     return Timing(
         median=float(m.median),
         iqr=float(m.iqr),
-        runs=len(m.times) * int(m.number_per_run),
+        runs=n_blocks * number,
         device=str(dev),
         num_threads=threads,
         times=tuple(float(t) for t in m.times),
         label=label,
+        other_load=others,
+        cpu_cores=psutil.cpu_count(),
     )

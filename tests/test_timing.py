@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+import random
 import re
+import subprocess
+import sys
 import time
 
+import psutil
 import pytest
 import torch
 
 import course_utils.timing as timing_module
-from course_utils import Timing, benchmark, format_seconds
+from course_utils import Timing, benchmark, format_seconds, noise_summary
 
 
 def test_known_duration_is_measured() -> None:
     # time.sleep never returns early; a loaded machine can only make it later.
     t = benchmark(time.sleep, 0.02, device="cpu", warmup=1, min_run_time=0.3)
     assert 0.02 <= t.median < 0.06
-    assert t.runs >= 5
+    assert t.runs >= 5 and t.blocks >= 5
     assert t.iqr >= 0
 
 
@@ -62,10 +66,97 @@ def test_device_taken_from_tensor_argument() -> None:
 
 
 def test_str_shows_median_spread_device_and_threads() -> None:
-    t = Timing(median=0.0123, iqr=0.0004, runs=40, device="cpu", num_threads=2, times=(0.0123,))
+    t = Timing(median=0.0123, iqr=0.0004, runs=40, device="cpu", num_threads=2, times=(0.0123,) * 8)
     assert re.fullmatch(r"12\.3 ms ± 400 µs \(cpu, 2 threads, 40 runs\)", str(t))
+    assert not t.noisy and t.short() == "12.3 ms ± 400 µs"
     one = Timing(median=2.0, iqr=0.0, runs=1, device="cuda:0", num_threads=1, times=(2.0,), label="x")
     assert str(one).startswith("x: 2 s") and "1 thread," in str(one)
+
+
+def _timing(median: float = 1e-3, iqr: float = 1e-5, blocks: int = 10, threads: int = 2,
+            load: float | None = 0.0, cores: int | None = 2) -> Timing:
+    return Timing(median=median, iqr=iqr, runs=blocks, device="cpu", num_threads=threads,
+                  times=(median,) * blocks, other_load=load, cpu_cores=cores)
+
+
+@pytest.mark.parametrize("kwargs,reason", [
+    ({"blocks": 3}, "only 3 timed blocks"),
+    ({"iqr": 4e-4}, "spread 40% of the median"),
+    ({"load": 1.2}, "other programs kept 1.2 of 2 CPU cores busy"),
+])
+def test_noise_verdicts(kwargs: dict[str, float], reason: str) -> None:
+    t = _timing(**kwargs)  # type: ignore[arg-type]
+    assert t.noisy and t.noise == (reason,)
+    assert str(t).endswith(f"noisy: {reason}; re-run on an idle machine")
+    assert t.short().endswith("(noisy)")
+
+
+def test_quiet_timings_are_trusted() -> None:
+    assert not _timing().noisy
+    assert not _timing(iqr=2.4e-4).noisy  # under a quarter of the median
+    assert not _timing(load=1.2, threads=2, cores=16).noisy  # cores to spare
+    assert not _timing(load=None, cores=None).noisy  # load unknown: judged on the spread
+
+
+def test_noise_summary() -> None:
+    assert noise_summary([_timing(), _timing()]) == ""
+    line = noise_summary([_timing(), _timing(iqr=5e-4), _timing(load=1.5)])
+    assert line.startswith("noisy: 2 of 3 timings (") and "re-run on an idle machine" in line
+
+
+class _FakeClock:
+    """A clock that moves only when told: the simulated function and synchronise advance it."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def test_fixed_blocks_with_a_costly_synchronise(monkeypatch: pytest.MonkeyPatch) -> None:
+    # On a GPU each synchronise costs microseconds; blocked_autorange then picks one huge block.
+    clock, rng = _FakeClock(), random.Random(0)
+    monkeypatch.setattr(timing_module, "_clock", clock)
+    monkeypatch.setattr(timing_module, "synchronize", lambda d: clock.advance(10e-6))
+    monkeypatch.setattr(timing_module, "_busy_seconds", lambda: (0.0, 0.0))
+
+    def noisy_kernel() -> None:
+        clock.advance(rng.uniform(5e-6, 15e-6))
+
+    min_run_time = 0.2
+    t = benchmark(noisy_kernel, device="meta", warmup=3, min_run_time=min_run_time)
+    assert t.blocks >= 5
+    assert t.iqr > 0
+    assert clock.now <= 2 * min_run_time  # warm-up, calibration and blocks together
+    assert 5e-6 <= t.median <= 15e-6 + 10e-6  # a block's two waits spread over its calls
+
+
+def test_slow_function_still_gets_enough_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = _FakeClock()
+    monkeypatch.setattr(timing_module, "_clock", clock)
+    monkeypatch.setattr(timing_module, "synchronize", lambda d: None)
+    t = benchmark(lambda: clock.advance(0.5), device="meta", warmup=0, min_run_time=0.2)
+    assert t.blocks == 5 and t.runs == 5 and t.median == pytest.approx(0.5)
+
+
+def test_load_from_other_programs_is_flagged() -> None:
+    # Keep every core busy from other processes while timing with all of them.
+    cores = psutil.cpu_count() or 1
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(cores)]
+    try:
+        time.sleep(0.3)
+        x = torch.randn(64, 64)
+        t = benchmark(torch.mm, x, x, num_threads=cores, min_run_time=0.3)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    assert t.other_load is not None and t.other_load >= 0.5
+    assert t.noisy and any("CPU cores busy" in reason for reason in t.noise)
 
 
 @pytest.mark.parametrize("seconds,text", [(1.5, "1.5 s"), (0.0025, "2.5 ms"), (3e-6, "3 µs"), (4e-9, "4 ns")])
@@ -73,7 +164,8 @@ def test_format_seconds(seconds: float, text: str) -> None:
     assert format_seconds(seconds) == text
 
 
-@pytest.mark.parametrize("kwargs", [{"warmup": -1}, {"min_run_time": 0}, {"num_threads": 0}])
+@pytest.mark.parametrize("kwargs", [{"warmup": -1}, {"min_run_time": 0}, {"num_threads": 0},
+                                    {"blocks": 0}])
 def test_bad_arguments(kwargs: dict[str, float]) -> None:
     with pytest.raises(ValueError):
         benchmark(lambda: None, device="cpu", **kwargs)
