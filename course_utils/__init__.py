@@ -1,6 +1,6 @@
 """Helpers for the course "Deep Learning on GPUs with PyTorch": devices, timing, memory, data."""
 
-from course_utils.data import peaks, peaks_grid
+from course_utils.datasets import peaks, peaks_grid
 from course_utils.devices import (
     available_devices,
     device_report,
@@ -10,6 +10,7 @@ from course_utils.devices import (
     synchronize,
 )
 from course_utils.exercises import check_answer
+from course_utils.interactive import live_printout
 from course_utils.memory import format_bytes, format_memory, memory_report
 from course_utils.paths import data_path, repo_root
 from course_utils.reproducibility import seed_everything
@@ -27,6 +28,7 @@ __all__ = [
     "format_report",
     "format_seconds",
     "is_cuda",
+    "live_printout",
     "memory_report",
     "noise_summary",
     "peaks",

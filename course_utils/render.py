@@ -17,9 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from course_utils.paths import repo_root
-
-TEMPLATES = Path(__file__).resolve().parent / "templates"
+from course_utils.paths import package_path, repo_root
 
 # (package folder in node_modules, what to copy, destination under build/vendor)
 VENDOR_FILES = [
@@ -30,6 +28,9 @@ VENDOR_FILES = [
     ("mathjax", ".", "mathjax"),
     ("@jupyter-widgets/html-manager", "dist", "html-manager"),
 ]
+# Seconds any one cell may run before an execution fails (the slowest cell of a full-size GPU
+# run takes well under this); a hung kernel then fails the build instead of blocking it.
+CELL_TIMEOUT = 900
 # Parts of the MathJax 2 package a browser never loads.
 MATHJAX_SKIP = ("unpacked", "test", "docs", "*.md")
 
@@ -79,7 +80,7 @@ def exporter_config(vendor_url: str) -> Any:
     c.HTMLExporter.jquery_url = f"{vendor_url}/jquery.min.js"
     c.HTMLExporter.mathjax_url = f"{vendor_url}/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe"
     c.HTMLExporter.widget_renderer_url = f"{vendor_url}/html-manager/embed-amd.js"
-    c.HTMLExporter.extra_template_basedirs = [str(TEMPLATES)]
+    c.HTMLExporter.extra_template_basedirs = [str(package_path("templates"))]
     c.SlidesExporter.reveal_url_prefix = f"{vendor_url}/reveal.js"
     c.SlidesExporter.reveal_scroll = True
     c.SlidesExporter.exclude_input_prompt = True
@@ -104,14 +105,42 @@ def export(executed: Path, page: Path, slides: Path, vendor_url: str) -> None:
     slides.write_text(body, encoding="utf-8")
 
 
-def execute(source: Path, executed: Path, parameters: dict[str, Any], progress: bool = True) -> None:
-    """Run a notebook top to bottom with papermill, writing the executed copy (never the source)."""
-    import papermill
+def _last_started_cell(executed: Path) -> tuple[int, str] | None:
+    """The index and first line of the last cell papermill started in `executed`, if any."""
+    import nbformat
 
-    papermill.execute_notebook(
-        str(source), str(executed), parameters=parameters, kernel_name="python3",
-        cwd=str(source.parent), progress_bar=progress,
-    )
+    try:
+        nb = nbformat.read(executed, as_version=4)
+    except (OSError, ValueError):
+        return None
+    started = [i for i, cell in enumerate(nb.cells)
+               if cell.metadata.get("papermill", {}).get("start_time")]
+    if not started:
+        return None
+    return started[-1], (nb.cells[started[-1]].source.splitlines() or [""])[0]
+
+
+def execute(source: Path, executed: Path, parameters: dict[str, Any], progress: bool = True,
+            cell_timeout: int = CELL_TIMEOUT, cwd: Path | None = None) -> None:
+    """Run a notebook top to bottom with papermill, writing the executed copy (never the source).
+
+    A cell running longer than `cell_timeout` seconds stops the run with a TimeoutError that
+    names the notebook and the cell, so a hung kernel never blocks a build or a test run.
+    """
+    import papermill
+    from nbclient.exceptions import CellTimeoutError
+
+    try:
+        papermill.execute_notebook(
+            str(source), str(executed), parameters=parameters, kernel_name="python3",
+            cwd=str(cwd or source.parent), progress_bar=progress, log_output=False,
+            execution_timeout=cell_timeout,
+        )
+    except CellTimeoutError as err:
+        found = _last_started_cell(executed)
+        where = f"cell {found[0]} ({found[1]!r})" if found else "a cell"
+        raise TimeoutError(f"{source.name}: {where} ran longer than {cell_timeout} s and was "
+                           "stopped") from err
 
 
 def write_index(build: Path, rendered: list[Rendered], device: str | None) -> Path:

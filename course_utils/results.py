@@ -1,4 +1,4 @@
-"""Recorded measurements: data/results/<device-slug>.json, one file per machine measured.
+"""Recorded measurements: course_utils/data/results/<device-slug>.json, one file per machine measured.
 
 Each file holds who measured what: the device name, torch and CUDA versions and the date at the
 top, then one entry per notebook topic under its own key ("sweeps", "transfers", "training", ...).
@@ -20,7 +20,7 @@ from course_utils.paths import data_path
 
 
 def results_dir() -> Path:
-    """Return the folder of recorded results, data/results/."""
+    """Return the folder of recorded results, course_utils/data/results/."""
     return data_path("results")
 
 

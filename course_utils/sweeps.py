@@ -12,7 +12,7 @@ import torch
 
 from course_utils.results import device_slug as device_slug  # re-exported for the notebooks
 from course_utils.results import read_entries, write_entry
-from course_utils.timing import benchmark
+from course_utils.timing import Timing, benchmark
 
 # What make_case returns: the function to time and the arguments to call it with.
 Case = tuple[Callable[..., Any], tuple[Any, ...]]
@@ -110,6 +110,8 @@ class SweepResult:
     iqr: tuple[float, ...] = ()
     num_threads: int | None = None
     label: str = field(default="", compare=False)
+    # The benchmark results behind `seconds` when measured now (empty when read from a file).
+    timings: tuple[Timing, ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         """Check the lengths, the order of the sizes, the times and the unit."""
@@ -141,7 +143,7 @@ class SweepResult:
         return self.sizes[i], rates[i]
 
     def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready dict (the layout of a sweep in data/results/*.json)."""
+        """A JSON-ready dict (the layout of a sweep in course_utils/data/results/*.json)."""
         out: dict[str, Any] = {"device": self.device, "sizes": list(self.sizes),
                                "seconds": list(self.seconds), "unit": self.unit}
         if self.work is not None:
@@ -175,18 +177,18 @@ def run_sweep(op: str, make_case: Callable[[int], Case], sizes: Sequence[int], *
     if not callable(make_case):
         raise TypeError(f"make_case must be callable (size -> (fn, args)), got {type(make_case).__name__}.")
     sizes = tuple(_positive_int("size", s) for s in sizes)
-    seconds, iqr, threads = [], [], None
+    timings = []
     for size in sizes:
         fn, args = make_case(size)
-        t = benchmark(fn, *args, device=device, warmup=warmup, min_run_time=min_run_time,
-                      label=f"{op} {size}")
-        seconds.append(t.median)
-        iqr.append(t.iqr)
-        threads = t.num_threads
+        timings.append(benchmark(fn, *args, device=device, warmup=warmup,
+                                 min_run_time=min_run_time, label=f"{op} {size}"))
         del fn, args  # free this size's tensors before building the next
-    return SweepResult(op=op, device=str(torch.device(device)), sizes=sizes, seconds=tuple(seconds),
+    return SweepResult(op=op, device=str(torch.device(device)), sizes=sizes,
+                       seconds=tuple(t.median for t in timings),
                        work=None if work is None else tuple(float(work(s)) for s in sizes),
-                       unit=unit, iqr=tuple(iqr), num_threads=threads)
+                       unit=unit, iqr=tuple(t.iqr for t in timings),
+                       num_threads=timings[-1].num_threads if timings else None,
+                       timings=tuple(timings))
 
 
 def crossover(sizes: Sequence[int], baseline: Sequence[float], candidate: Sequence[float]) -> int | None:
@@ -210,7 +212,7 @@ def crossover(sizes: Sequence[int], baseline: Sequence[float], candidate: Sequen
 
 @dataclass(frozen=True)
 class RecordedRun:
-    """Sweeps read from one data/results/*.json file, with where, when and with what they ran."""
+    """Sweeps read from one course_utils/data/results/*.json file, with where, when and with what they ran."""
 
     path: Path
     device_name: str

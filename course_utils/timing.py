@@ -104,11 +104,12 @@ class Timing:
 
 
 def noise_summary(timings: Iterable[Timing]) -> str:
-    """One line on how many of `timings` are noisy and why, or '' when none is."""
+    """One line saying whether `timings` can be trusted: how many are noisy, and why."""
     timings = list(timings)
     noisy = [t for t in timings if t.noisy]
     if not noisy:
-        return ""
+        return (f"all {len(timings)} timings steady (spread under {NOISY_SPREAD:.0%} of the "
+                "median, no other program competing for the CPU)")
     reasons = sorted({r.split(" of ")[0].split(" kept ")[0] for t in noisy for r in t.noise})
     return (f"noisy: {len(noisy)} of {len(timings)} timings ({', '.join(reasons)}); "
             "re-run on an idle machine before trusting them")

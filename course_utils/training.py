@@ -1,6 +1,6 @@
 """Training plumbing for the training-loop notebook: the peaks network, loops, step timing.
 
-Recorded results live in data/results/<device-slug>.json (layout in data/README.md: top-level
+Recorded results live in course_utils/data/results/<device-slug>.json (layout in course_utils/data/README.md: top-level
 "device", "date" and "torch", one key per notebook). Notebook 03 keeps its time-per-epoch
 curves under SWEEP_KEY in course_utils.sweeps' layout, and its other figures (seconds per
 epoch or step, by name) under RECORD_KEY with `save_training_record`/`load_training_records`.

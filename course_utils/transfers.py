@@ -1,6 +1,6 @@
 """Timing copies of tensors between devices over a range of sizes, and recording the results.
 
-Recorded results live in data/results/<device-slug>.json (layout in data/README.md): the file
+Recorded results live in course_utils/data/results/<device-slug>.json (layout in course_utils/data/README.md): the file
 names its device, date and torch version; this module keeps its curves under the key
 "transfers", one entry per route with "sizes" (bytes) and "seconds" like notebook 01's sweeps.
 """
@@ -149,7 +149,7 @@ def sweep_copies(sizes: list[int], src_device: str | torch.device,
 
 
 def to_record(curves: dict[str, list[CopyTiming]]) -> dict[str, Any]:
-    """Return `curves` in the layout of data/results/*.json: label -> sizes, seconds, work."""
+    """Return `curves` in the layout of course_utils/data/results/*.json: label -> sizes, seconds, work."""
     return {
         label: {
             "sizes": [p.nbytes for p in points],

@@ -6,15 +6,18 @@
 from __future__ import annotations
 
 import hashlib
+import time
 from pathlib import Path
 
-import papermill
+import nbformat
 import pytest
 
+from course_utils.render import execute
 from tests.nbtools import NOTEBOOK_DIR, course_notebooks, read
 from tests.notebook_params import CI_PARAMS
 
 NOTEBOOKS = course_notebooks()
+CELL_TIMEOUT = 300  # seconds; the same limit nbval applies (see addopts in pyproject.toml)
 
 
 def test_course_has_notebooks() -> None:
@@ -28,10 +31,7 @@ def test_notebook_runs_with_injected_parameters(path: Path, tmp_path: Path) -> N
     before = hashlib.sha256(path.read_bytes()).hexdigest()
     params = {"DEVICE": "cpu", **CI_PARAMS.get(path.name, {})}
     out = tmp_path / path.name
-    papermill.execute_notebook(
-        str(path), str(out), parameters=params, kernel_name="python3", cwd=str(NOTEBOOK_DIR),
-        progress_bar=False, log_output=False,
-    )
+    execute(path, out, params, progress=False, cell_timeout=CELL_TIMEOUT, cwd=NOTEBOOK_DIR)
     executed = read(out)
     injected = [c for c in executed.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert len(injected) == 1 and "DEVICE = \"cpu\"" in injected[0].source
@@ -39,3 +39,20 @@ def test_notebook_runs_with_injected_parameters(path: Path, tmp_path: Path) -> N
               if o.output_type == "error"]
     assert not errors
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before, "the source notebook changed"
+
+
+def test_a_hung_cell_fails_with_notebook_and_cell_named(tmp_path: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell("x = 1"),
+                nbformat.v4.new_code_cell("# waits forever, like a deadlocked widget cell\n"
+                                          "import time\ntime.sleep(600)")]
+    source = tmp_path / "hangs.ipynb"
+    nbformat.write(nb, source)
+    start = time.perf_counter()
+    with pytest.raises(TimeoutError) as info:
+        execute(source, tmp_path / "out.ipynb", {}, progress=False, cell_timeout=3)
+    assert time.perf_counter() - start < 120  # stopped, not waited out
+    message = str(info.value)
+    assert message.startswith("hangs.ipynb: cell 1 ('# waits forever")
+    assert "longer than 3 s" in message

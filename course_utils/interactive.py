@@ -1,0 +1,44 @@
+"""Controls that redraw what a function prints, without an Output widget."""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import io
+from typing import Any, Callable
+
+import ipywidgets as widgets
+
+
+def live_printout(fn: Callable[..., Any], **controls: widgets.ValueWidget) -> widgets.VBox:
+    """Show `controls` above the text fn(**their values) prints, redrawn whenever one changes.
+
+    The text goes into an HTML widget, not an Output widget (as `interact` uses): a headless
+    run (nbclient, papermill) then only records widget state, which avoids an intermittent
+    deadlock between nbclient and Output widgets, and the saved page still shows the text.
+    """
+    if not callable(fn):
+        raise TypeError(f"live_printout needs a callable, got {type(fn).__name__}.")
+    if not controls:
+        raise ValueError("live_printout needs at least one control, e.g. n=IntSlider(...).")
+    for name, control in controls.items():
+        if not isinstance(control, widgets.ValueWidget):
+            raise TypeError(f"control {name!r} must be an ipywidgets control with a value "
+                            f"(IntSlider, Dropdown, ...), got {type(control).__name__}.")
+        if not control.description:
+            control.description = name
+    view = widgets.HTML()
+
+    def redraw(_change: Any = None) -> None:
+        printed = io.StringIO()
+        try:
+            with contextlib.redirect_stdout(printed):
+                fn(**{name: control.value for name, control in controls.items()})
+        except Exception as err:  # show it where the reader looks, not in the kernel's log
+            printed.write(f"error: {type(err).__name__}: {err}\n")
+        view.value = f"<pre>{html.escape(printed.getvalue())}</pre>"
+
+    for control in controls.values():
+        control.observe(redraw, names="value")
+    redraw()
+    return widgets.VBox([*controls.values(), view])
