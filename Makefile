@@ -13,11 +13,12 @@ SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
 
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: help install lab test course browser clean
+.PHONY: help install lab test stress course browser clean
 
 help:
 	@echo "make lab     install, then open JupyterLab on notebooks/"
 	@echo "make test    install, then run the whole test suite"
+	@echo "make stress  install, then run every widget cell 50 times under CPU load"
 	@echo "make course  install, then execute and render every notebook into build/"
 	@echo "             (DEVICE=cpu|cuda:0|mps, PARAMS=notebooks/params/gpu.json)"
 	@echo "make clean   remove the virtual environment, node_modules/ and build/"
@@ -50,6 +51,10 @@ lab: $(STAMP)
 test: $(STAMP)
 	-@$(MAKE) --no-print-directory $(ASSETS) browser
 	$(BIN)/python -m pytest
+
+# Not part of `make test` (about a minute and a half on 2 cores): widget cells never hang.
+stress: $(STAMP)
+	$(BIN)/python -m pytest -m stress -s tests/test_widget_stress.py
 
 course: $(STAMP) $(ASSETS)
 	$(BIN)/python -m course_utils.render $(if $(DEVICE),--device $(DEVICE),) $(if $(PARAMS),--params $(PARAMS),)
