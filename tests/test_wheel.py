@@ -1,0 +1,122 @@
+"""The course as an installed package: a wheel, in a new virtual environment, outside the checkout.
+
+The wheel is built from pyproject.toml and course_utils/ alone and installed into a new venv.
+That venv borrows the test environment's third-party packages (torch, Jupyter, papermill)
+through a .pth file instead of downloading them again, but not the checkout: course_utils
+can only come from the wheel. Notebook 00 then runs with papermill from a temporary folder:
+first without the wheel (it must stop with the install message, not ModuleNotFoundError's
+bare one), then with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import site
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_utils import repo_root
+
+NOTEBOOK = repo_root() / "notebooks" / "00_check_your_setup.ipynb"
+RUN_TIMEOUT = 600  # seconds for one papermill run (a cell may take at most 300)
+
+
+def _run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT, **kwargs)  # type: ignore[call-overload]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    src = tmp_path_factory.mktemp("src")
+    shutil.copy(repo_root() / "pyproject.toml", src)
+    shutil.copytree(repo_root() / "course_utils", src / "course_utils",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    dist = tmp_path_factory.mktemp("dist")
+    done = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                 "--quiet", "-w", str(dist), str(src)])
+    assert done.returncode == 0, done.stderr
+    (found,) = dist.glob("course_utils-*.whl")
+    return found
+
+
+def test_wheel_holds_the_data_and_templates(wheel: Path) -> None:
+    names = set(zipfile.ZipFile(wheel).namelist())
+    shipped = {p.relative_to(repo_root()).as_posix()
+               for folder in ("course_utils/data", "course_utils/templates")
+               for p in (repo_root() / folder).rglob("*") if p.is_file()}
+    assert shipped and shipped <= names, sorted(shipped - names)
+    assert "course_utils/data/shi2016_table7.csv" in names
+
+
+@pytest.fixture(scope="module")
+def venv(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A new venv that sees the test environment's packages, but not the course checkout."""
+    root = tmp_path_factory.mktemp("venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
+    python = root / "bin" / "python"
+    purelib = Path(_run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"])
+                   .stdout.strip())
+    borrowed = [p for p in site.getsitepackages() if Path(p).is_dir()]
+    (purelib / "_borrowed_packages.pth").write_text("\n".join(borrowed) + "\n")
+    # A kernelspec of its own, so the kernel is this venv's Python whatever else is installed.
+    kernels = root / "jupyter" / "kernels" / "python3"
+    kernels.mkdir(parents=True)
+    (kernels / "kernel.json").write_text(json.dumps({
+        "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "Python 3", "language": "python"}))
+    run_dir = tmp_path_factory.mktemp("elsewhere")  # outside the checkout
+    shutil.copy(NOTEBOOK, run_dir)
+    return {"python": python, "jupyter": root / "jupyter", "run_dir": run_dir, "root": root}
+
+
+def _papermill(venv: dict[str, Path], out: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "JUPYTER_PATH")}
+    env["JUPYTER_PATH"] = str(venv["jupyter"])
+    return _run([str(venv["python"]), "-m", "papermill", NOTEBOOK.name, out, "-k", "python3",
+                 "-p", "DEVICE", "cpu", "-p", "SIZE", "128", "--cwd", str(venv["run_dir"]),
+                 "--execution-timeout", "300", "--no-progress-bar"],
+                cwd=venv["run_dir"], env=env)
+
+
+def test_without_the_package_the_notebook_says_how_to_install(venv: dict[str, Path]) -> None:
+    hidden = _run([str(venv["python"]), "-c", "import course_utils"], cwd=venv["run_dir"])
+    assert hidden.returncode != 0  # the checkout's editable install is not visible here
+    done = _papermill(venv, "hidden.ipynb")
+    assert done.returncode != 0
+    executed = nbformat.read(venv["run_dir"] / "hidden.ipynb", as_version=4)
+    errors = [(i, o) for i, c in enumerate(executed.cells) if c.cell_type == "code"
+              for o in c.outputs if o.output_type == "error"]
+    (index, error), = errors
+    assert "from course_utils import" in executed.cells[index].source  # the import cell
+    assert error.ename == "ModuleNotFoundError"
+    assert "course_utils, the course's helper package" in error.evalue
+    assert '%pip install "git+https://github.com/' in error.evalue
+    assert "keeps the platform's PyTorch" in error.evalue
+
+
+def test_installed_wheel_runs_notebook_00_elsewhere(wheel: Path, venv: dict[str, Path]) -> None:
+    install = _run([sys.executable, "-m", "pip", "--python", str(venv["python"]), "install",
+                    "--no-deps", "--no-index", "--quiet", str(wheel)])
+    assert install.returncode == 0, install.stderr
+    # Its requirements (the torch range among them) hold in the environment it sees.
+    check = _run([sys.executable, "-m", "pip", "--python", str(venv["python"]), "check"])
+    assert check.returncode == 0, check.stdout + check.stderr
+    where = _run([str(venv["python"]), "-c",
+                  "import course_utils; print(course_utils.__file__); "
+                  "print(course_utils.data_path('shi2016_table7.csv').is_file())"],
+                 cwd=venv["run_dir"])
+    path, data_ok = where.stdout.split()
+    assert Path(path).is_relative_to(venv["root"]) and data_ok == "True"
+    done = _papermill(venv, "installed.ipynb")
+    assert done.returncode == 0, done.stderr[-3000:]
+    executed = nbformat.read(venv["run_dir"] / "installed.ipynb", as_version=4)
+    text = "".join(o.get("text", "") for c in executed.cells if c.cell_type == "code"
+                   for o in c.outputs)
+    assert "Computing on cpu" in text
