@@ -10,6 +10,7 @@ from course_utils.devices import (
     synchronize,
 )
 from course_utils.exercises import check_answer
+from course_utils.gpu_check import diagnose_gpu
 from course_utils.interactive import live_printout
 from course_utils.memory import format_bytes, format_memory, memory_report
 from course_utils.paths import data_path, repo_root
@@ -23,6 +24,7 @@ __all__ = [
     "check_answer",
     "data_path",
     "device_report",
+    "diagnose_gpu",
     "format_bytes",
     "format_memory",
     "format_report",

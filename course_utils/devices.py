@@ -9,6 +9,8 @@ from typing import Any
 
 import torch
 
+from course_utils.gpu_check import diagnose_gpu
+
 # A device string: a type name, optionally followed by ":<index>".
 _DEVICE_RE = re.compile(r"^(?P<type>[a-z_][a-z0-9_]*)(?::(?P<index>\d+))?$")
 # Device types that are always present in a CPU build of PyTorch.
@@ -134,7 +136,11 @@ def _cpu_model() -> str:
 
 
 def device_report(device: str | torch.device | None = None) -> dict[str, Any]:
-    """Describe the software stack and `device` (default: the one pick_device() chooses)."""
+    """Describe the software stack and `device` (default: the one pick_device() chooses).
+
+    Its "gpu_check" lists what stops PyTorch from using a GPU here, each with its fix
+    (course_utils.gpu_check.diagnose_gpu), or says that nothing does.
+    """
     dev = pick_device(device)
     report: dict[str, Any] = {
         "torch": torch.__version__,
@@ -153,6 +159,7 @@ def device_report(device: str | torch.device | None = None) -> dict[str, Any]:
         "cpu_logical_cores": os.cpu_count(),
         "torch_threads": torch.get_num_threads(),
         "python": platform.python_version(),
+        "gpu_check": [str(f) for f in diagnose_gpu()] or ["no problem found"],
     }
     if torch.accelerator.is_available():
         acc = torch.accelerator.current_accelerator()
@@ -187,6 +194,9 @@ def format_report(report: dict[str, Any]) -> str:
             value = "-"
         elif key.endswith("_bytes") and isinstance(value, int):
             value = f"{value / 2**30:.1f} GiB"
+        elif isinstance(value, (list, tuple)):  # one item per line, aligned under the first
+            pad = "\n" + " " * (width + 3)
+            value = pad.join(pad.join(str(item).splitlines()) for item in value) or "-"
         lines.append(f"{key:<{width}} : {value}")
     return "\n".join(lines)
 

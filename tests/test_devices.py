@@ -90,7 +90,9 @@ def test_device_report_cpu_matches_torch() -> None:
 def test_format_report_lists_every_key() -> None:
     report = device_report("cpu")
     text = format_report(report)
-    assert len(text.splitlines()) == len(report)
+    keys = [line.split(" : ")[0].strip() for line in text.splitlines() if not line.startswith(" ")]
+    assert keys == list(report)  # one line per key; list items continue on indented lines
+    assert format_report({"a": ["x\ny", "z"]}) == "a : x\n    y\n    z"
     assert "torch" in text and torch.__version__ in text
     assert "GiB" in format_report({"memory_total_bytes": 3 * 2**30})
     with pytest.raises(TypeError):

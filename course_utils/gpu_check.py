@@ -1,0 +1,215 @@
+"""Why is there no GPU? The common reasons PyTorch cannot use one here, each with its fix."""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+
+import torch
+
+# The oldest NVIDIA driver each CUDA major version runs on (minor-version compatibility), from
+# the CUDA Toolkit release notes, table "CUDA Toolkit and Minimum Required Driver Version".
+MIN_DRIVER = {
+    "Linux": {13: (580, 0), 12: (525, 60), 11: (450, 80)},
+    "Windows": {13: (580, 0), 12: (528, 33), 11: (452, 39)},
+}
+# The macOS release from which PyTorch's MPS backend works.
+MIN_MACOS = (12, 3)
+
+
+@dataclass(frozen=True)
+class NvidiaGpu:
+    """One GPU as nvidia-smi lists it."""
+
+    name: str
+    driver: str
+    compute_capability: str | None  # '8.6'; None where this nvidia-smi cannot say
+
+
+@dataclass(frozen=True)
+class GpuProbes:
+    """What this machine and this PyTorch say about GPUs, gathered by probe_gpu()."""
+
+    system: str  # platform.system(): 'Linux', 'Darwin', 'Windows'
+    torch_cuda: str | None  # torch.version.cuda: None in a CPU-only (or ROCm) build
+    torch_hip: str | None
+    cuda_available: bool
+    arch_list: tuple[str, ...]  # the GPU architectures this build has kernels for
+    cuda_visible_devices: str | None  # the environment variable; None when it is not set
+    nvidia_gpus: tuple[NvidiaGpu, ...] | None  # None: nvidia-smi is missing or failed
+    mps_built: bool = False
+    mps_available: bool = False
+    mac_version: str | None = None  # '14.5' on macOS
+    rosetta: bool = False  # an x86-64 Python translated by Rosetta on an Apple-silicon Mac
+    accelerator: str | None = field(default=None)  # torch.accelerator's device type, if any
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reason PyTorch cannot use a GPU here, and what to do about it."""
+
+    problem: str
+    fix: str
+
+    def __str__(self) -> str:
+        return f"{self.problem}\n  fix: {self.fix}"
+
+
+@functools.lru_cache(maxsize=1)  # one query per process: the GPUs do not change meanwhile
+def _nvidia_smi() -> tuple[NvidiaGpu, ...] | None:
+    """The GPUs nvidia-smi lists, or None where it is missing or fails (no driver)."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return None
+    for fields in ("name,driver_version,compute_cap", "name,driver_version"):
+        try:
+            done = subprocess.run([exe, f"--query-gpu={fields}", "--format=csv,noheader"],
+                                  capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if done.returncode == 0:
+            gpus = []
+            for line in done.stdout.strip().splitlines():
+                parts = [p.strip() for p in line.split(",")]
+                gpus.append(NvidiaGpu(parts[0], parts[1], parts[2] if len(parts) > 2 else None))
+            return tuple(gpus)
+    return None
+
+
+@functools.lru_cache(maxsize=1)
+def _under_rosetta() -> bool:
+    """True when this process is an x86-64 program translated by Rosetta on Apple silicon."""
+    try:
+        done = subprocess.run(["sysctl", "-n", "sysctl.proc_translated"], capture_output=True,
+                              text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return done.stdout.strip() == "1"
+
+
+def probe_gpu() -> GpuProbes:
+    """Gather what diagnose_gpu() needs from this machine: nvidia-smi, torch, the environment."""
+    system = platform.system()
+    on_mac = system == "Darwin"
+    accelerator = None
+    if torch.accelerator.is_available():
+        acc = torch.accelerator.current_accelerator()
+        accelerator = acc.type if acc is not None else None
+    return GpuProbes(
+        system=system,
+        torch_cuda=torch.version.cuda,
+        torch_hip=getattr(torch.version, "hip", None),
+        cuda_available=torch.cuda.is_available(),
+        arch_list=tuple(torch.cuda.get_arch_list()),
+        cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
+        nvidia_gpus=None if on_mac else _nvidia_smi(),
+        mps_built=torch.backends.mps.is_built(),
+        mps_available=torch.backends.mps.is_available(),
+        mac_version=(platform.mac_ver()[0] or None) if on_mac else None,
+        rosetta=on_mac and platform.machine() == "x86_64" and _under_rosetta(),
+        accelerator=accelerator,
+    )
+
+
+def _version(text: str) -> tuple[int, ...]:
+    """'525.60.13' -> (525, 60, 13); non-numbers stop the tuple."""
+    numbers = []
+    for part in text.split("."):
+        if not part.isdigit():
+            break
+        numbers.append(int(part))
+    return tuple(numbers)
+
+
+def _oldest_arch(arch_list: tuple[str, ...]) -> tuple[int, int] | None:
+    """The oldest compute capability with compiled kernels ('sm_75' -> (7, 5)), if any."""
+    found = [(int(m[1]) // 10, int(m[1]) % 10) for a in arch_list
+             if (m := re.fullmatch(r"sm_(\d+)a?", a))]
+    return min(found) if found else None
+
+
+def diagnose_gpu(probes: GpuProbes | None = None) -> list[Finding]:
+    """The reasons PyTorch cannot use a GPU here, each with its fix ([] when nothing is wrong).
+
+    `probes` defaults to probe_gpu() on this machine; tests pass their own.
+    """
+    p = probe_gpu() if probes is None else probes
+    found: list[Finding] = []
+    smi = p.nvidia_gpus
+    build = f"torch {torch.__version__}" if probes is None else "this torch"
+    # Hidden GPUs: an empty CUDA_VISIBLE_DEVICES hides every GPU from this process.
+    if p.cuda_visible_devices is not None and p.cuda_visible_devices.strip() in ("", "-1"):
+        found.append(Finding(
+            f"CUDA_VISIBLE_DEVICES is set to {p.cuda_visible_devices!r}, which hides every GPU "
+            "from this process.",
+            "unset it (or set it to the GPUs to use, e.g. 0) where the kernel or script is "
+            "started, then restart the kernel: the variable is read when CUDA starts."))
+        return found
+    if smi and not p.torch_cuda and not p.torch_hip:
+        gpus = ", ".join(sorted({g.name for g in smi}))
+        found.append(Finding(
+            f"nvidia-smi sees {len(smi)} NVIDIA GPU(s) ({gpus}, driver {smi[0].driver}), but "
+            f"{build} is a CPU-only build.",
+            "install a CUDA build of PyTorch: pick it at https://pytorch.org/get-started/locally/ "
+            "(pip install torch --index-url https://download.pytorch.org/whl/cuXYZ, with a CUDA "
+            "version your driver supports), then restart the kernel."))
+    if p.torch_cuda and smi:
+        major = _version(p.torch_cuda)[0]
+        need = MIN_DRIVER.get(p.system, MIN_DRIVER["Linux"]).get(major)
+        have = _version(smi[0].driver)
+        if need and have and have < need:
+            found.append(Finding(
+                f"{build} is built for CUDA {p.torch_cuda}, which needs NVIDIA driver "
+                f"{'.'.join(map(str, need))} or newer; this machine has {smi[0].driver}.",
+                "update the NVIDIA driver, or install a PyTorch built for an older CUDA that your "
+                "driver supports (nvidia-smi shows the newest CUDA version it can run)."))
+        oldest = _oldest_arch(p.arch_list)
+        for gpu in smi:
+            cc = _version(gpu.compute_capability or "")
+            if oldest and len(cc) == 2 and cc < oldest:
+                found.append(Finding(
+                    f"{gpu.name} has compute capability {gpu.compute_capability}, older than any "
+                    f"this build has kernels for (oldest: {oldest[0]}.{oldest[1]}, CUDA "
+                    f"{p.torch_cuda}).",
+                    "install a PyTorch built for an older CUDA that still supports this GPU "
+                    "(the CUDA 12 builds go back further than CUDA 13's), or use a newer GPU."))
+                break
+    if p.torch_cuda and smi is None and not p.cuda_available and p.system != "Darwin":
+        found.append(Finding(
+            f"{build} is a CUDA build, but no NVIDIA driver answers (nvidia-smi is missing or "
+            "failed): this machine has no NVIDIA GPU, or its driver is not installed.",
+            "on a machine with an NVIDIA GPU, install its driver (then `nvidia-smi` lists the "
+            "GPU); without one, the course runs on the CPU."))
+    if p.system == "Darwin":
+        if p.rosetta or not p.mps_built:
+            found.append(Finding(
+                "This Python is an x86-64 (Intel) build running under Rosetta on an "
+                "Apple-silicon Mac, and PyTorch for x86-64 has no MPS backend."
+                if p.rosetta else f"{build} was built without MPS, Apple's GPU backend.",
+                "install an arm64 (Apple-silicon) Python, e.g. from python.org or Homebrew, "
+                "make a new virtual environment with it and install the course again."))
+        elif not p.mps_available:
+            version = _version(p.mac_version or "")
+            if version and version < MIN_MACOS:
+                found.append(Finding(
+                    f"MPS needs macOS {MIN_MACOS[0]}.{MIN_MACOS[1]} or newer; this Mac runs "
+                    f"macOS {p.mac_version}.", "update macOS, then restart the kernel."))
+            else:
+                found.append(Finding(
+                    "PyTorch has MPS, but torch.backends.mps.is_available() is False on this Mac.",
+                    "MPS needs an Apple-silicon Mac (M1 or later) or a Metal GPU; on an Intel "
+                    "Mac without one, the course runs on the CPU."))
+    if (not found and p.accelerator is None and not p.cuda_available and not p.mps_available
+            and p.system != "Darwin"):
+        found.append(Finding(
+            "No GPU here: no NVIDIA driver answers (nvidia-smi is missing) and PyTorch finds "
+            "no other accelerator.",
+            "nothing to fix for the course: it runs on the CPU and shows recorded GPU results. "
+            "For a GPU, use a machine that has one, or a hosted notebook (README.md, 'Run on a "
+            "hosted GPU')."))
+    return found
