@@ -4,6 +4,9 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 ASSETS := node_modules/.package-lock.json
+# TORCH_INDEX= installs PyTorch from that index first (e.g. https://download.pytorch.org/whl/cpu):
+# requirements.txt then keeps it, since it accepts any torch>=2.7 (README.md, "Install").
+TORCH_INDEX ?=
 # make course: DEVICE= forces a device (cpu, cuda:0, mps); PARAMS= names a JSON file of
 # per-notebook parameters (notebooks/params/ci.json small and fast, gpu.json full size).
 DEVICE ?=
@@ -26,6 +29,7 @@ help:
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(if $(TORCH_INDEX),$(BIN)/python -m pip install --quiet torch --index-url $(TORCH_INDEX),)
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	@touch $(STAMP)
 

@@ -1,10 +1,14 @@
-"""check_answer and the data paths."""
+"""check_answer and the paths: data inside the package, the checkout for the build."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+import course_utils
 from course_utils import check_answer, data_path, repo_root
+from course_utils.paths import package_path
 
 
 def test_check_answer_verdicts(capsys: pytest.CaptureFixture[str]) -> None:
@@ -23,6 +27,12 @@ def test_check_answer_tolerance_and_strings() -> None:
     assert check_answer("q", " CPU ", "cpu")
 
 
-def test_paths_point_into_the_course() -> None:
-    assert (repo_root() / "course_utils" / "__init__.py").is_file()
-    assert data_path("x.csv") == repo_root() / "data" / "x.csv"
+def test_data_ships_inside_the_package() -> None:
+    package = Path(course_utils.__file__).parent
+    assert data_path("x.csv") == package / "data" / "x.csv"
+    assert data_path("shi2016_table7.csv").is_file()
+    assert package_path("templates") == package / "templates"
+
+
+def test_repo_root_is_the_checkout() -> None:
+    assert (repo_root() / "notebooks").is_dir() and (repo_root() / "course_utils").is_dir()

@@ -110,9 +110,11 @@ def test_installed_wheel_runs_notebook_00_elsewhere(wheel: Path, venv: dict[str,
     assert check.returncode == 0, check.stdout + check.stderr
     where = _run([str(venv["python"]), "-c",
                   "import course_utils; print(course_utils.__file__); "
-                  "print(course_utils.data_path('shi2016_table7.csv').is_file())"],
+                  "print(course_utils.data_path('shi2016_table7.csv').is_file()); "
+                  "course_utils.repo_root()"],
                  cwd=venv["run_dir"])
     path, data_ok = where.stdout.split()
+    assert "no course checkout" in where.stderr  # repo_root() is for the checkout only
     assert Path(path).is_relative_to(venv["root"]) and data_ok == "True"
     done = _papermill(venv, "installed.ipynb")
     assert done.returncode == 0, done.stderr[-3000:]
