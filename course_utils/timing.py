@@ -180,15 +180,18 @@ def benchmark(
         block_time = min_run_time / blocks
         number = 1
         while True:
-            per_call = max(timer.timeit(number) / number, 1e-12)
+            batch = timer.timeit(number)
+            per_call = max(batch / number, 1e-12)
             if per_call * number >= block_time / 10 or number >= 10**8:
                 break
             number *= 10
         n_blocks = min(blocks, max(MIN_BLOCKS, math.floor(min_run_time / per_call)))
-        number = max(1, round(min_run_time / n_blocks / per_call))
+        block_number = max(1, round(min_run_time / n_blocks / per_call))
+        # A slow function: its one calibration call was already a whole block; keep it.
+        kept = [batch] if number == block_number == 1 else []
         machine_before, own_before = _busy_seconds()
         start = _clock()
-        raw = [timer.timeit(number) for _ in range(n_blocks)]
+        raw = kept + [timer.timeit(block_number) for _ in range(n_blocks - len(kept))]
         wall = _clock() - start
         machine_after, own_after = _busy_seconds()
     finally:
@@ -196,11 +199,11 @@ def benchmark(
     others = max(0.0, (machine_after - machine_before) - (own_after - own_before)) / max(wall, 1e-9)
     spec = TaskSpec(stmt="fn(*args, **kwargs)", setup="pass",
                     label=label or getattr(fn, "__name__", "fn"), num_threads=threads)
-    m = Measurement(number_per_run=number, raw_times=raw, task_spec=spec)
+    m = Measurement(number_per_run=block_number, raw_times=raw, task_spec=spec)
     return Timing(
         median=float(m.median),
         iqr=float(m.iqr),
-        runs=n_blocks * number,
+        runs=n_blocks * block_number,
         device=str(dev),
         num_threads=threads,
         times=tuple(float(t) for t in m.times),

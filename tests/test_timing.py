@@ -139,8 +139,15 @@ def test_slow_function_still_gets_enough_blocks(monkeypatch: pytest.MonkeyPatch)
     clock = _FakeClock()
     monkeypatch.setattr(timing_module, "_clock", clock)
     monkeypatch.setattr(timing_module, "synchronize", lambda d: None)
-    t = benchmark(lambda: clock.advance(0.5), device="meta", warmup=0, min_run_time=0.2)
+    calls: list[float] = []
+
+    def slow() -> None:
+        calls.append(clock())
+        clock.advance(0.5)
+
+    t = benchmark(slow, device="meta", warmup=0, min_run_time=0.2)
     assert t.blocks == 5 and t.runs == 5 and t.median == pytest.approx(0.5)
+    assert len(calls) == 5  # the calibration call counts as the first block
 
 
 def test_load_from_other_programs_is_flagged() -> None:
