@@ -185,14 +185,20 @@ def benchmark(
             if per_call * number >= block_time / 10 or number >= 10**8:
                 break
             number *= 10
-        n_blocks = min(blocks, max(MIN_BLOCKS, math.floor(min_run_time / per_call)))
-        block_number = max(1, round(min_run_time / n_blocks / per_call))
-        # A slow function: its one calibration call was already a whole block; keep it.
-        kept = [batch] if number == block_number == 1 else []
-        machine_before, own_before = _busy_seconds()
-        start = _clock()
-        raw = kept + [timer.timeit(block_number) for _ in range(n_blocks - len(kept))]
-        wall = _clock() - start
+        # A call slowed by a preemption can make per_call far too large, the blocks far too
+        # short: when they last under half of min_run_time, size them again from their median.
+        for _attempt in range(3):
+            n_blocks = min(blocks, max(MIN_BLOCKS, math.floor(min_run_time / per_call)))
+            block_number = max(1, round(min_run_time / n_blocks / per_call))
+            # A slow function: its one calibration call was already a whole block; keep it.
+            kept = [batch] if _attempt == 0 and number == block_number == 1 else []
+            machine_before, own_before = _busy_seconds()
+            start = _clock()
+            raw = kept + [timer.timeit(block_number) for _ in range(n_blocks - len(kept))]
+            wall = _clock() - start
+            if wall >= min_run_time / 2:
+                break
+            per_call = max(sorted(raw)[len(raw) // 2] / block_number, 1e-12)
         machine_after, own_after = _busy_seconds()
     finally:
         torch.set_num_threads(saved_threads)

@@ -150,6 +150,27 @@ def test_slow_function_still_gets_enough_blocks(monkeypatch: pytest.MonkeyPatch)
     assert len(calls) == 5  # the calibration call counts as the first block
 
 
+@pytest.mark.parametrize("first", [15e-3, 40e-3])
+def test_a_preempted_first_call_does_not_shrink_the_measurement(
+        first: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The calibration call waits scheduler slices for a core; the others take 15 us.
+    clock = _FakeClock()
+    monkeypatch.setattr(timing_module, "_clock", clock)
+    monkeypatch.setattr(timing_module, "synchronize", lambda d: None)
+    monkeypatch.setattr(timing_module, "_busy_seconds", lambda: (0.0, 0.0))
+    calls = [0]
+
+    def kernel() -> None:
+        calls[0] += 1
+        clock.advance(first if calls[0] == 1 else 15e-6)
+
+    start = clock()
+    t = benchmark(kernel, device="meta", warmup=0, min_run_time=0.3)
+    assert t.median == pytest.approx(15e-6)
+    assert t.runs * t.median >= 0.15  # the blocks filled at least half of min_run_time
+    assert clock() - start <= 2 * 0.3
+
+
 def test_load_from_other_programs_is_flagged() -> None:
     # Keep every core busy from other processes while timing with all of them.
     cores = psutil.cpu_count() or 1
