@@ -209,7 +209,6 @@ def diagnose_gpu(probes: GpuProbes | None = None) -> list[Finding]:
         found.append(Finding(
             "No GPU here: no NVIDIA driver answers (nvidia-smi is missing) and PyTorch finds "
             "no other accelerator.",
-            "nothing to fix for the course: it runs on the CPU and shows recorded GPU results. "
-            "For a GPU, use a machine that has one, or a hosted notebook (README.md, 'Run on a "
-            "hosted GPU')."))
+            "nothing to fix for the course: every notebook runs on the CPU. For a GPU, use a "
+            "machine that has one, or a hosted notebook (README.md, 'Run on a hosted GPU')."))
     return found
