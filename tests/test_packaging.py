@@ -1,0 +1,70 @@
+"""The declared PyTorch range: one range in both files, the versions the course runs on inside it."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import torch
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+from course_utils import repo_root
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    tomllib = pytest.importorskip("tomli")
+
+
+def _torch_requirement(lines: list[str]) -> Requirement:
+    found = [Requirement(line) for line in lines if Requirement(line).name == "torch"]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def package_requirement() -> Requirement:
+    pyproject = tomllib.loads((repo_root() / "pyproject.toml").read_text())
+    return _torch_requirement(pyproject["project"]["dependencies"])
+
+
+def requirements_txt_requirement() -> Requirement:
+    lines = (repo_root() / "requirements.txt").read_text().splitlines()
+    return _torch_requirement([line.split("#")[0].strip() for line in lines
+                               if line.strip() and not line.lstrip().startswith(("#", "-"))])
+
+
+def test_both_files_declare_the_same_range() -> None:
+    assert package_requirement().specifier == requirements_txt_requirement().specifier
+
+
+@pytest.mark.parametrize("version", [
+    "2.11.0+cu130",  # the GPU machine the course is measured on, which cannot install another
+    "2.13.0", "2.13.0+cpu",  # CI's CPU wheel
+    "2.7.0",  # the oldest release with the torch.accelerator functions the course calls
+])
+def test_supported_versions_satisfy_it(version: str) -> None:
+    for requirement in (package_requirement(), requirements_txt_requirement()):
+        assert requirement.specifier.contains(Version(version)), (requirement, version)
+
+
+@pytest.mark.parametrize("version", ["2.6.0", "2.5.1+cu124"])
+def test_older_versions_do_not(version: str) -> None:
+    assert not package_requirement().specifier.contains(Version(version))
+
+
+def test_it_is_a_range_not_a_pin() -> None:
+    # A pin would make pip replace the torch of Colab, Kaggle or a hand-picked CUDA build.
+    assert not any(spec.operator in ("==", "===") for spec in package_requirement().specifier)
+
+
+def test_the_installed_torch_satisfies_it() -> None:
+    assert package_requirement().specifier.contains(Version(torch.__version__))
+
+
+def test_ci_pins_the_cpu_build_through_a_constraint() -> None:
+    constraint = _torch_requirement([
+        line for line in (repo_root() / ".ci" / "constraints.txt").read_text().splitlines()
+        if line.strip() and not line.startswith("#")])
+    assert str(constraint.specifier) == "==2.13.0"
+    assert 'PIP_CONSTRAINT="$PWD/.ci/constraints.txt"' in (repo_root() / ".ci" / "run").read_text()
