@@ -13,6 +13,7 @@ import ipywidgets as widgets
 def live_printout(fn: Callable[..., Any], **controls: widgets.ValueWidget) -> widgets.VBox:
     """Show `controls` above the text fn(**their values) prints, redrawn whenever one changes.
 
+    The first text is also printed as usual, so a copy saved without widget state shows it too.
     The text goes into an HTML widget, not an Output widget (as `interact` uses): a headless
     run (nbclient, papermill) then only records widget state, which avoids an intermittent
     deadlock between nbclient and Output widgets, and the saved page still shows the text.
@@ -29,7 +30,7 @@ def live_printout(fn: Callable[..., Any], **controls: widgets.ValueWidget) -> wi
             control.description = name
     view = widgets.HTML()
 
-    def redraw(_change: Any = None) -> None:
+    def redraw(_change: Any = None) -> str:
         printed = io.StringIO()
         try:
             with contextlib.redirect_stdout(printed):
@@ -37,8 +38,9 @@ def live_printout(fn: Callable[..., Any], **controls: widgets.ValueWidget) -> wi
         except Exception as err:  # show it where the reader looks, not in the kernel's log
             printed.write(f"error: {type(err).__name__}: {err}\n")
         view.value = f"<pre>{html.escape(printed.getvalue())}</pre>"
+        return printed.getvalue()
 
     for control in controls.values():
         control.observe(redraw, names="value")
-    redraw()
+    print(redraw(), end="")
     return widgets.VBox([*controls.values(), view])

@@ -108,8 +108,8 @@ def noise_summary(timings: Iterable[Timing]) -> str:
     timings = list(timings)
     noisy = [t for t in timings if t.noisy]
     if not noisy:
-        return (f"all {len(timings)} timings steady (spread under {NOISY_SPREAD:.0%} of the "
-                "median, no other program competing for the CPU)")
+        return (f"none of the {len(timings)} timings flagged noisy (each one's spread under "
+                f"{NOISY_SPREAD:.0%} of its median, no other program competing for the CPU)")
     reasons = sorted({r.split(" of ")[0].split(" kept ")[0] for t in noisy for r in t.noise})
     return (f"noisy: {len(noisy)} of {len(timings)} timings ({', '.join(reasons)}); "
             "re-run on an idle machine before trusting them")
