@@ -56,9 +56,9 @@ test: $(STAMP)
 	-@$(MAKE) --no-print-directory $(ASSETS) browser
 	$(BIN)/python -m pytest
 
-# Not part of `make test` (about a minute and a half on 2 cores): widget cells never hang.
+# Not part of `make test` (about a minute on 2 cores): widget cells never hang under load.
 stress: $(STAMP)
-	$(BIN)/python -m pytest -m stress -s tests/test_widget_stress.py
+	$(BIN)/python -m pytest -m stress -s -n 0 tests/test_widget_stress.py
 
 course: $(STAMP) $(ASSETS)
 	$(BIN)/python -m course_utils.render $(if $(DEVICE),--device $(DEVICE),) $(if $(PARAMS),--params $(PARAMS),)
