@@ -186,13 +186,17 @@ def diagnose_gpu(probes: GpuProbes | None = None) -> list[Finding]:
             "on a machine with an NVIDIA GPU, install its driver (then `nvidia-smi` lists the "
             "GPU); without one, the course runs on the CPU."))
     if p.system == "Darwin":
-        if p.rosetta or not p.mps_built:
+        if p.rosetta:
             found.append(Finding(
                 "This Python is an x86-64 (Intel) build running under Rosetta on an "
-                "Apple-silicon Mac, and PyTorch for x86-64 has no MPS backend."
-                if p.rosetta else f"{build} was built without MPS, Apple's GPU backend.",
+                "Apple-silicon Mac, and PyTorch for x86-64 has no MPS backend.",
                 "install an arm64 (Apple-silicon) Python, e.g. from python.org or Homebrew, "
                 "make a new virtual environment with it and install the course again."))
+        elif not p.mps_built:
+            found.append(Finding(
+                f"{build} was built without MPS, Apple's GPU backend.",
+                "on an Apple-silicon Mac, install PyTorch's macOS arm64 build (a plain pip "
+                "install torch in an arm64 Python); on an Intel Mac the course runs on the CPU."))
         elif not p.mps_available:
             version = _version(p.mac_version or "")
             if version and version < MIN_MACOS:

@@ -99,6 +99,8 @@ def test_mac_cases() -> None:
     assert diagnose_gpu(MAC) == []
     rosetta = probes(MAC, rosetta=True, mps_built=False, mps_available=False, accelerator=None)
     assert "arm64" in only(diagnose_gpu(rosetta), "Rosetta", "x86-64").fix
+    no_mps = probes(MAC, mps_built=False, mps_available=False, accelerator=None)
+    assert "Intel Mac" in only(diagnose_gpu(no_mps), "built without MPS").fix
     old_macos = probes(MAC, mps_available=False, mac_version="12.1", accelerator=None)
     only(diagnose_gpu(old_macos), "macOS 12.3 or newer", "macOS 12.1")
     unavailable = probes(MAC, mps_available=False, accelerator=None)
