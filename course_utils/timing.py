@@ -187,11 +187,11 @@ def benchmark(
             number *= 10
         # A call slowed by a preemption can make per_call far too large, the blocks far too
         # short: when they last under half of min_run_time, size them again from their median.
-        for _attempt in range(3):
+        for attempt in range(3):
             n_blocks = min(blocks, max(MIN_BLOCKS, math.floor(min_run_time / per_call)))
             block_number = max(1, round(min_run_time / n_blocks / per_call))
             # A slow function: its one calibration call was already a whole block; keep it.
-            kept = [batch] if _attempt == 0 and number == block_number == 1 else []
+            kept = [batch] if attempt == 0 and number == block_number == 1 else []
             machine_before, own_before = _busy_seconds()
             start = _clock()
             raw = kept + [timer.timeit(block_number) for _ in range(n_blocks - len(kept))]
