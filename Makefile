@@ -61,7 +61,7 @@ stress: $(STAMP)
 	$(BIN)/python -m pytest -m stress -s -n 0 tests/test_widget_stress.py
 
 course: $(STAMP) $(ASSETS)
-	$(BIN)/python -m course_utils.render $(if $(DEVICE),--device $(DEVICE),) $(if $(PARAMS),--params $(PARAMS),)
+	$(BIN)/python -m tools.render $(if $(DEVICE),--device $(DEVICE),) $(if $(PARAMS),--params $(PARAMS),)
 
 clean:
 	rm -rf $(VENV) node_modules build

@@ -183,10 +183,10 @@ def device_report(device: str | torch.device | None = None) -> dict[str, Any]:
     return report
 
 
-def format_report(report: dict[str, Any]) -> str:
+def device_report_text(report: dict[str, Any]) -> str:
     """Render a device_report() dict as aligned 'key: value' lines for printing."""
     if not isinstance(report, dict):
-        raise TypeError(f"format_report expects the dict from device_report(), got {type(report).__name__}.")
+        raise TypeError(f"device_report_text expects the dict from device_report(), got {type(report).__name__}.")
     lines = []
     width = max((len(k) for k in report), default=0)
     for key, value in report.items():
@@ -199,8 +199,3 @@ def format_report(report: dict[str, Any]) -> str:
             value = pad.join(pad.join(str(item).splitlines()) for item in value) or "-"
         lines.append(f"{key:<{width}} : {value}")
     return "\n".join(lines)
-
-
-def is_cuda(device: str | torch.device) -> bool:
-    """Return True when `device` is an NVIDIA (CUDA) device, so notebooks need no 'cuda' literal."""
-    return torch.device(device).type == "cuda"

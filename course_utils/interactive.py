@@ -5,9 +5,10 @@ from __future__ import annotations
 import contextlib
 import html
 import io
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-import ipywidgets as widgets
+if TYPE_CHECKING:
+    import ipywidgets as widgets
 
 
 def live_printout(fn: Callable[..., Any], **controls: widgets.ValueWidget) -> widgets.VBox:
@@ -18,6 +19,8 @@ def live_printout(fn: Callable[..., Any], **controls: widgets.ValueWidget) -> wi
     run (nbclient, papermill) then only records widget state, which avoids an intermittent
     deadlock between nbclient and Output widgets, and the saved page still shows the text.
     """
+    import ipywidgets as widgets  # here: scripts that import course_utils need no widgets
+
     if not callable(fn):
         raise TypeError(f"live_printout needs a callable, got {type(fn).__name__}.")
     if not controls:

@@ -67,7 +67,7 @@ def memory_report(device: str | torch.device | None = None) -> dict[str, Any]:
     return report
 
 
-def format_memory(report: dict[str, Any]) -> str:
+def memory_report_text(report: dict[str, Any]) -> str:
     """Render a memory_report() dict on one line, with byte counts in readable units."""
     parts = [f"{k}={format_bytes(v) if isinstance(v, int) and not isinstance(v, bool) else v}"
              for k, v in report.items()]

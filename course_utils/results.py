@@ -1,12 +1,13 @@
-"""Recorded measurements: course_utils/data/results/<device-slug>.json, one file per machine measured.
+"""Recorded results: data/results/<device>.json, one file per machine, one key per topic.
 
-Each file holds who measured what: the device name, torch and CUDA versions and the date at the
-top, then one entry per notebook topic under its own key ("sweeps", "transfers", "training", ...).
-Writing one key keeps the others, so every notebook can add its part to the same file.
+Each file says who measured what: the device name, torch and CUDA versions and the date at the
+top, then one entry per topic ("sweeps", "transfers", "training", ...). Saving one key keeps the
+others, so every notebook adds its part to the same file. Layout: course_utils/data/README.md.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import json
 import re
@@ -19,29 +20,16 @@ import torch
 from course_utils.paths import data_path
 
 
-def results_dir() -> Path:
-    """Return the folder of recorded results, course_utils/data/results/."""
-    return data_path("results")
-
-
-def device_slug(name: str) -> str:
-    """A file-name-safe form of a device name: 'NVIDIA H100 80GB HBM3' -> 'nvidia-h100-80gb-hbm3'."""
-    slug = re.sub(r"[^a-z0-9]+", "-", str(name).lower()).strip("-")
-    if not slug:
-        raise ValueError(f"cannot make a file name from device name {name!r}.")
-    return slug
-
-
 @dataclass(frozen=True)
-class Entry:
-    """One key of one results file, with where, when and with what it was measured."""
+class Recorded:
+    """One key of one results file: the value, and where, when and with what it was measured."""
 
-    path: Path
+    value: Any
     device: str
     date: str
     torch: str
     cuda: str | None
-    value: Any
+    path: Path
 
     @property
     def label(self) -> str:
@@ -49,18 +37,37 @@ class Entry:
         return f"recorded on {self.device} ({self.date}, torch {self.torch})"
 
 
-def write_entry(path: str | Path, key: str, value: Any, *, device_name: str,
-                torch_version: str | None = None, date: str | None = None) -> Path:
-    """Store `value` under `key` of the results file at `path`, keeping its other keys."""
+def results_file(device_name: str, folder: str | Path | None = None) -> Path:
+    """The results file of a device: 'NVIDIA H100 80GB HBM3' -> .../nvidia-h100-80gb-hbm3.json."""
+    slug = re.sub(r"[^a-z0-9]+", "-", str(device_name).lower()).strip("-")
+    if not slug:
+        raise ValueError(f"cannot make a file name from device name {device_name!r}.")
+    return Path(folder or data_path("results")) / f"{slug}.json"
+
+
+def _plain(value: Any) -> Any:
+    """Tensors, tuples and dataclasses (such as Timing) as lists, numbers and dicts for JSON."""
+    if isinstance(value, torch.Tensor):
+        return value.tolist()
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _plain({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+def save_results(key: str, value: Any, *, device_name: str, folder: str | Path | None = None,
+                 date: str | None = None) -> Path:
+    """Store `value` under `key` in the device's results file, keeping its other keys."""
     if not key or not isinstance(key, str):
         raise ValueError(f"key must be a non-empty string, got {key!r}.")
-    path = Path(path)
-    data: dict[str, Any] = {}
-    if path.exists():
-        data = json.loads(path.read_text(encoding="utf-8"))
-    data.update(device=device_name, torch=torch_version or torch.__version__,
-                cuda=torch.version.cuda, date=date or datetime.date.today().isoformat())
-    data[key] = value
+    path = results_file(device_name, folder)
+    data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    data.update(device=device_name, torch=torch.__version__, cuda=torch.version.cuda,
+                date=date or datetime.date.today().isoformat())
+    data[key] = _plain(value)
     text = json.dumps(data, indent=1)
     # One line per list of numbers keeps the file short and readable.
     text = re.sub(r"\[([^\[\]{}\"]*)\]", lambda m: "[" + " ".join(m.group(1).split()) + "]", text)
@@ -69,21 +76,18 @@ def write_entry(path: str | Path, key: str, value: Any, *, device_name: str,
     return path
 
 
-def read_entries(folder: str | Path, key: str) -> list[Entry]:
-    """Read `key` from every *.json file in `folder` that has it (no folder, or none: [])."""
-    folder = Path(folder)
-    found: list[Entry] = []
-    if not folder.is_dir():
-        return found
-    for path in sorted(folder.glob("*.json")):
+def load_results(key: str, folder: str | Path | None = None) -> list[Recorded]:
+    """Read `key` from every results file that has it (no folder, or no such file: [])."""
+    folder = Path(folder or data_path("results"))
+    found = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as err:
             raise ValueError(f"{path} is not valid JSON: {err}") from None
-        if not isinstance(data, dict) or not data.get(key):
-            continue
-        found.append(Entry(path=path, device=str(data.get("device", path.stem)),
-                           date=str(data.get("date", "date unknown")),
-                           torch=str(data.get("torch", "?")), cuda=data.get("cuda"),
-                           value=data[key]))
+        if isinstance(data, dict) and data.get(key):
+            found.append(Recorded(value=data[key], device=str(data.get("device", path.stem)),
+                                  date=str(data.get("date", "date unknown")),
+                                  torch=str(data.get("torch", "?")), cuda=data.get("cuda"),
+                                  path=path))
     return found

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator, Sequence
 import torch
 from torch import nn
 
-from course_utils.devices import is_cuda, synchronize
+from course_utils.devices import synchronize
 from course_utils.results import read_entries, write_entry
 from course_utils.timing import Timing, benchmark
 
@@ -171,7 +171,7 @@ def profile_step(fn: Callable[[], Any], device: str | torch.device, top: int = 6
     from torch.profiler import ProfilerActivity, profile
 
     dev = torch.device(device)
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if is_cuda(dev) else [])
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if dev.type == "cuda" else [])
     fn()
     synchronize(dev)
     with _quiet_stderr(), profile(activities=activities) as prof:
@@ -181,7 +181,7 @@ def profile_step(fn: Callable[[], Any], device: str | torch.device, top: int = 6
     aten = [e for e in events if e.device_type == DeviceType.CPU and e.name.startswith("aten::")]
     top_level = [e for e in aten if not _is_nested(e)]
     kernels = None
-    if is_cuda(dev):
+    if dev.type == "cuda":
         # The GPU timeline also mirrors record_function ranges (Optimizer.step#Adam.step) as
         # CUDA-typed user-annotation events: they are not kernels, so leave them out.
         ranges = {e.name for e in events if e.is_user_annotation}
@@ -207,7 +207,7 @@ def cuda_graph_step(model: nn.Module, x: torch.Tensor, y: torch.Tensor, *, lr: f
     into the static tensor `loss`. x and y are captured by address: copy new data into them.
     The optimizer is Adam with capturable=True, the form that may be captured.
     """
-    if not is_cuda(x.device):
+    if x.device.type != "cuda":
         raise RuntimeError(f"CUDA graphs need a CUDA device; the data is on {x.device}.")
     _check_data(model, x, y)
     opt = torch.optim.Adam(model.parameters(), lr=lr, capturable=True)

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import nbformat
 
-from course_utils import repo_root
-
-NOTEBOOK_DIR = repo_root() / "notebooks"
+REPO = Path(__file__).resolve().parent.parent  # the course's checkout
+NOTEBOOK_DIR = REPO / "notebooks"
 
 
 def course_notebooks() -> list[Path]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from course_utils import repo_root
+from tests.nbtools import REPO
 
-PARAMS_DIR = repo_root() / "notebooks" / "params"
+PARAMS_DIR = REPO / "notebooks" / "params"
 CI_PARAMS: dict[str, dict[str, Any]] = json.loads((PARAMS_DIR / "ci.json").read_text())

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 import torch
 
-from course_utils import repo_root
+from tests.nbtools import REPO
 
-SCRIPT = repo_root() / "notebooks" / "scripts" / "ddp_train.py"
+SCRIPT = REPO / "notebooks" / "scripts" / "ddp_train.py"
 # Small, for the one GPU test below.
 ARGS = ["--grid", "16", "--batch-size", "64", "--epochs", "5", "--hidden", "16",
         "--lr", "0.05", "--timing-steps", "2", "--seed", "3"]

@@ -1,11 +1,11 @@
-"""pick_device, synchronize, device_report and format_report against PyTorch's own answers."""
+"""pick_device, synchronize, device_report and device_report_text against PyTorch's own answers."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from course_utils import available_devices, device_report, format_report, is_cuda, pick_device, synchronize
+from course_utils import available_devices, device_report, device_report_text, pick_device, synchronize
 
 HAS_ACCEL = torch.accelerator.is_available()
 
@@ -71,11 +71,6 @@ def test_synchronize_never_raises(device: str | torch.device | None) -> None:
     synchronize(device)
 
 
-def test_is_cuda() -> None:
-    assert is_cuda("cuda:1") and is_cuda(torch.device("cuda"))
-    assert not is_cuda("cpu") and not is_cuda(torch.device("meta"))
-
-
 def test_device_report_cpu_matches_torch() -> None:
     report = device_report("cpu")
     assert report["torch"] == torch.__version__
@@ -87,16 +82,16 @@ def test_device_report_cpu_matches_torch() -> None:
     assert report["device_name"] == report["cpu_model"]
 
 
-def test_format_report_lists_every_key() -> None:
+def test_device_report_text_lists_every_key() -> None:
     report = device_report("cpu")
-    text = format_report(report)
+    text = device_report_text(report)
     keys = [line.split(" : ")[0].strip() for line in text.splitlines() if not line.startswith(" ")]
     assert keys == list(report)  # one line per key; list items continue on indented lines
-    assert format_report({"a": ["x\ny", "z"]}) == "a : x\n    y\n    z"
+    assert device_report_text({"a": ["x\ny", "z"]}) == "a : x\n    y\n    z"
     assert "torch" in text and torch.__version__ in text
-    assert "GiB" in format_report({"memory_total_bytes": 3 * 2**30})
+    assert "GiB" in device_report_text({"memory_total_bytes": 3 * 2**30})
     with pytest.raises(TypeError):
-        format_report("not a report")  # type: ignore[arg-type]
+        device_report_text("not a report")  # type: ignore[arg-type]
 
 
 @pytest.mark.gpu

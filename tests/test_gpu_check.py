@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import course_utils.gpu_check as gpu_check
-from course_utils import device_report, diagnose_gpu, format_report
+from course_utils import device_report, diagnose_gpu, device_report_text
 from course_utils.gpu_check import GpuProbes, NvidiaGpu, probe_gpu
 
 CUDA13_ARCHS = ("sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120")
@@ -141,5 +141,5 @@ def test_a_real_nvidia_smi_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPat
 def test_device_report_carries_the_check() -> None:
     report = device_report("cpu")
     assert report["gpu_check"] == ([str(f) for f in diagnose_gpu()] or ["no problem found"])
-    text = format_report(report)
+    text = device_report_text(report)
     assert text.splitlines()[-1].lstrip().startswith(("fix:", "no problem found"))

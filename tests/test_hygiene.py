@@ -41,12 +41,50 @@ def test_parameters_cell(path: Path) -> None:
     assert re.search(r"^DEVICE\s*=\s*None\b", cell.source, re.M), "DEVICE must default to None"
 
 
+def _hard_coded_devices(code: str) -> list[str]:
+    """Places where a device is written out instead of using the one chosen in setup:
+    `.cuda()`, `.to("cuda")`, `device="cuda"`, `torch.device("cuda")` (any index); `.cuda(d)`
+    with the chosen device `d` is fine. Comparing
+    a device's type (`device.type == "cuda"`) is how PyTorch checks a kind, and is fine."""
+    def is_cuda_text(node: ast.AST) -> bool:
+        return (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                and re.fullmatch(r"cuda(:\d+)?", node.value) is not None)
+
+    found = []
+    for node in ast.walk(ast.parse(code)):
+        if not isinstance(node, ast.Call):
+            continue
+        name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+        if (name == "cuda" and isinstance(node.func, ast.Attribute)
+                and all(isinstance(a, ast.Constant) for a in node.args)):
+            found.append(ast.unparse(node))  # x.cuda(), model.cuda(1): not x.cuda(device)
+        elif name in ("to", "device") and node.args and is_cuda_text(node.args[0]):
+            found.append(ast.unparse(node))  # x.to("cuda"), torch.device("cuda:0")
+        found += [ast.unparse(node) for k in node.keywords
+                  if k.arg == "device" and is_cuda_text(k.value)]  # device="cuda"
+    return found
+
+
 def test_device_chosen_with_pick_device(path: Path) -> None:
     code = "\n".join(python_source(c.source) for c in read(path).cells if c.cell_type == "code")
     assert "pick_device(DEVICE)" in code
-    literals = [n.value for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Constant)]
-    hard = [v for v in literals if isinstance(v, str) and re.fullmatch(r"cuda(:\d+)?", v)]
-    assert not hard, "use the device chosen in setup (or is_cuda(device)), not a 'cuda' literal"
+    hard = _hard_coded_devices(code)
+    assert not hard, f"use the device chosen in setup, not a hard-coded one: {hard}"
+
+
+def test_only_the_public_api_of_course_utils(path: Path) -> None:
+    """Notebooks import course_utils' public names only: `from course_utils import ...`."""
+    import course_utils
+
+    tree = ast.parse("\n".join(python_source(c.source) for c in read(path).cells
+                               if c.cell_type == "code"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("course_utils"):
+            assert node.module == "course_utils", f"import from {node.module}: use course_utils"
+            private = {a.name for a in node.names} - set(course_utils.__all__)
+            assert not private, f"not in course_utils.__all__: {sorted(private)}"
+        elif isinstance(node, ast.Import):
+            assert not any(a.name.startswith("course_utils") for a in node.names)
 
 
 def _imported_names(tree: ast.AST) -> dict[str, int]:

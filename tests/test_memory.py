@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from course_utils import format_bytes, format_memory, memory_report
+from course_utils import format_bytes, memory_report_text, memory_report
 
 
 def test_cpu_report_has_process_memory() -> None:
@@ -58,8 +58,8 @@ def test_format_bytes(n: int | None, text: str) -> None:
     assert format_bytes(n) == text
 
 
-def test_format_memory() -> None:
-    line = format_memory({"device": "cpu", "available": True, "process_rss": 2**20})
+def test_memory_report_text() -> None:
+    line = memory_report_text({"device": "cpu", "available": True, "process_rss": 2**20})
     assert line == "device=cpu, available=True, process_rss=1.00 MiB"
 
 

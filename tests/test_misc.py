@@ -1,4 +1,4 @@
-"""check_answer and the paths: data inside the package, the checkout for the build."""
+"""check_answer, the data inside the package, and the device rule of the hygiene tests."""
 
 from __future__ import annotations
 
@@ -7,8 +7,7 @@ from pathlib import Path
 import pytest
 
 import course_utils
-from course_utils import check_answer, data_path, repo_root
-from course_utils.paths import package_path
+from course_utils import check_answer, data_path
 
 
 def test_check_answer_verdicts(capsys: pytest.CaptureFixture[str]) -> None:
@@ -31,8 +30,13 @@ def test_data_ships_inside_the_package() -> None:
     package = Path(course_utils.__file__).parent
     assert data_path("x.csv") == package / "data" / "x.csv"
     assert data_path("shi2016_table7.csv").is_file()
-    assert package_path("templates") == package / "templates"
 
 
-def test_repo_root_is_the_checkout() -> None:
-    assert (repo_root() / "notebooks").is_dir() and (repo_root() / "course_utils").is_dir()
+def test_the_device_rule_catches_hard_coded_devices() -> None:
+    from tests.test_hygiene import _hard_coded_devices
+
+    bad = ['x.cuda()', 'x.to("cuda")', 'torch.zeros(3, device="cuda:1")', 'torch.device("cuda")']
+    assert [len(_hard_coded_devices(code)) for code in bad] == [1, 1, 1, 1]
+    fine = ['device.type == "cuda"', 'x.to(device)', 'x.cuda(device)', 'torch.cuda.synchronize(device)',
+            'torch.device(accelerator.type, 0)', 'torch.cuda.is_available()']
+    assert [_hard_coded_devices(code) for code in fine] == [[]] * len(fine)

@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_utils.render import execute
+from tools.render import execute
 from tests.nbtools import NOTEBOOK_DIR, course_notebooks, read
 from tests.notebook_params import CI_PARAMS
 

@@ -9,7 +9,7 @@ import torch
 from packaging.requirements import Requirement
 from packaging.version import Version
 
-from course_utils import repo_root
+from tests.nbtools import REPO
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -24,12 +24,12 @@ def _torch_requirement(lines: list[str]) -> Requirement:
 
 
 def package_requirement() -> Requirement:
-    pyproject = tomllib.loads((repo_root() / "pyproject.toml").read_text())
+    pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
     return _torch_requirement(pyproject["project"]["dependencies"])
 
 
 def requirements_txt_requirement() -> Requirement:
-    lines = (repo_root() / "requirements.txt").read_text().splitlines()
+    lines = (REPO / "requirements.txt").read_text().splitlines()
     return _torch_requirement([line.split("#")[0].strip() for line in lines
                                if line.strip() and not line.lstrip().startswith(("#", "-"))])
 
@@ -64,7 +64,7 @@ def test_the_installed_torch_satisfies_it() -> None:
 
 def test_ci_pins_the_cpu_build_through_a_constraint() -> None:
     constraint = _torch_requirement([
-        line for line in (repo_root() / ".ci" / "constraints.txt").read_text().splitlines()
+        line for line in (REPO / ".ci" / "constraints.txt").read_text().splitlines()
         if line.strip() and not line.startswith("#")])
     assert str(constraint.specifier) == "==2.13.0"
-    assert 'PIP_CONSTRAINT="$PWD/.ci/constraints.txt"' in (repo_root() / ".ci" / "run").read_text()
+    assert 'PIP_CONSTRAINT="$PWD/.ci/constraints.txt"' in (REPO / ".ci" / "run").read_text()

@@ -10,16 +10,16 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageChops, ImageStat
 
-from course_utils import repo_root
-from course_utils.render import render_course
+from tests.nbtools import REPO
+from tools.render import render_course
 from tests.browser import chromium, find_chromium, serve
 from tests.notebook_params import CI_PARAMS
 
-NOTEBOOK = repo_root() / "notebooks" / "00_check_your_setup.ipynb"
+NOTEBOOK = REPO / "notebooks" / "00_check_your_setup.ipynb"
 CHROMIUM = find_chromium()
 IN_CI = bool(os.environ.get("CI"))
 needs_assets = pytest.mark.skipif(
-    not (repo_root() / "node_modules").is_dir() and not IN_CI,
+    not (REPO / "node_modules").is_dir() and not IN_CI,
     reason="slide assets not installed: run `make course` or `npm ci --ignore-scripts` first",
 )
 

@@ -1,4 +1,4 @@
-"""The shared results files: one per machine, one key per topic, metadata at the top."""
+"""The results files: one per machine, one key per topic, metadata at the top."""
 
 from __future__ import annotations
 
@@ -9,46 +9,53 @@ from pathlib import Path
 import pytest
 import torch
 
-from course_utils import data_path
-from course_utils.results import device_slug, read_entries, results_dir, write_entry
+from course_utils import Timing, data_path, load_results, results_file, save_results
 
 
-def test_write_then_read_keeps_every_key(tmp_path: Path) -> None:
-    path = tmp_path / "gpu-x.json"
-    write_entry(path, "sweeps", {"matmul": {"sizes": [1, 2], "seconds": [0.5, 0.25]}},
-                device_name="GPU X")
-    write_entry(path, "transfers", {"h2d": {"sizes": [4096]}}, device_name="GPU X")
+def test_save_then_load_keeps_every_key(tmp_path: Path) -> None:
+    path = save_results("sweeps", {"matmul": {"sizes": (1, 2), "seconds": [0.5, 0.25]}},
+                        device_name="GPU X", folder=tmp_path)
+    assert path == tmp_path / "gpu-x.json"
+    save_results("transfers", {"h2d": {"sizes": torch.tensor([4096])}}, device_name="GPU X",
+                 folder=tmp_path)
     data = json.loads(path.read_text())
     assert set(data) == {"device", "torch", "cuda", "date", "sweeps", "transfers"}
     assert data["device"] == "GPU X" and data["torch"] == torch.__version__
     assert data["cuda"] == torch.version.cuda
     assert data["date"] == datetime.date.today().isoformat()
+    assert data["transfers"] == {"h2d": {"sizes": [4096]}}  # a tensor stored as a list
     assert '"sizes": [1, 2]' in path.read_text()  # number lists kept on one line
-    (entry,) = read_entries(tmp_path, "sweeps")
+    (entry,) = load_results("sweeps", tmp_path)
     assert entry.value == {"matmul": {"sizes": [1, 2], "seconds": [0.5, 0.25]}}
     assert entry.device == "GPU X" and entry.path == path
     assert entry.label.startswith("recorded on GPU X (")
 
 
-def test_read_skips_files_without_the_key(tmp_path: Path) -> None:
-    write_entry(tmp_path / "a.json", "training", {"x": 1}, device_name="A", date="2026-01-02")
-    write_entry(tmp_path / "b.json", "sweeps", {"y": 2}, device_name="B")
-    (found,) = read_entries(tmp_path, "training")
+def test_a_timing_is_stored_with_its_fields(tmp_path: Path) -> None:
+    t = Timing(median=0.5, iqr=0.1, runs=10, device="cpu", num_threads=2, times=(0.4, 0.5, 0.6))
+    save_results("training", {"epoch": t}, device_name="A", folder=tmp_path)
+    (entry,) = load_results("training", tmp_path)
+    assert entry.value["epoch"]["median"] == 0.5 and entry.value["epoch"]["times"] == [0.4, 0.5, 0.6]
+
+
+def test_load_skips_files_without_the_key(tmp_path: Path) -> None:
+    save_results("training", {"x": 1}, device_name="A", folder=tmp_path, date="2026-01-02")
+    save_results("sweeps", {"y": 2}, device_name="B", folder=tmp_path)
+    (found,) = load_results("training", tmp_path)
     assert found.device == "A" and found.date == "2026-01-02"
-    assert read_entries(tmp_path, "absent-key") == []
-    assert read_entries(tmp_path / "no-such-folder", "training") == []
+    assert load_results("absent-key", tmp_path) == []
+    assert load_results("training", tmp_path / "no-such-folder") == []
 
 
 def test_bad_input(tmp_path: Path) -> None:
     (tmp_path / "bad.json").write_text("{not json")
     with pytest.raises(ValueError, match="not valid JSON"):
-        read_entries(tmp_path, "sweeps")
+        load_results("sweeps", tmp_path)
     with pytest.raises(ValueError, match="key"):
-        write_entry(tmp_path / "x.json", "", {}, device_name="x")
+        save_results("", {}, device_name="x", folder=tmp_path)
+    with pytest.raises(ValueError, match="file name"):
+        results_file("***")
 
 
-def test_device_slug_and_folder() -> None:
-    assert device_slug("NVIDIA H100 80GB HBM3") == "nvidia-h100-80gb-hbm3"
-    with pytest.raises(ValueError):
-        device_slug("***")
-    assert results_dir() == data_path("results")
+def test_the_default_folder_is_in_the_package() -> None:
+    assert results_file("NVIDIA H100 80GB HBM3") == data_path("results", "nvidia-h100-80gb-hbm3.json")

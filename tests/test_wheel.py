@@ -22,21 +22,24 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from course_utils import repo_root
+from tests.nbtools import REPO
 
-NOTEBOOK = repo_root() / "notebooks" / "00_check_your_setup.ipynb"
+NOTEBOOK = REPO / "notebooks" / "00_check_your_setup.ipynb"
 RUN_TIMEOUT = 600  # seconds for one papermill run (a cell may take at most 300)
 
 
 def _run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT, **kwargs)  # type: ignore[call-overload]
+    """Run a command without PYTHONPATH, which could make the checkout importable."""
+    env = kwargs.pop("env", None) or {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=RUN_TIMEOUT, env=env,  # type: ignore[call-overload]
+                          **kwargs)
 
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = tmp_path_factory.mktemp("src")
-    shutil.copy(repo_root() / "pyproject.toml", src)
-    shutil.copytree(repo_root() / "course_utils", src / "course_utils",
+    shutil.copy(REPO / "pyproject.toml", src)
+    shutil.copytree(REPO / "course_utils", src / "course_utils",
                     ignore=shutil.ignore_patterns("__pycache__"))
     dist = tmp_path_factory.mktemp("dist")
     done = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
@@ -46,13 +49,15 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return found
 
 
-def test_wheel_holds_the_data_and_templates(wheel: Path) -> None:
+def test_wheel_holds_the_data(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
-    shipped = {p.relative_to(repo_root()).as_posix()
-               for folder in ("course_utils/data", "course_utils/templates")
-               for p in (repo_root() / folder).rglob("*") if p.is_file()}
+    shipped = {p.relative_to(REPO).as_posix()
+               for folder in ("course_utils/data",)
+               for p in (REPO / folder).rglob("*") if p.is_file()}
     assert shipped and shipped <= names, sorted(shipped - names)
     assert "course_utils/data/shi2016_table7.csv" in names
+    # The instructor build and the tests are not part of the student package.
+    assert not [n for n in names if n.startswith(("tools/", "tests/", "course_utils/templates"))]
 
 
 @pytest.fixture(scope="module")
@@ -110,11 +115,9 @@ def test_installed_wheel_runs_notebook_00_elsewhere(wheel: Path, venv: dict[str,
     assert check.returncode == 0, check.stdout + check.stderr
     where = _run([str(venv["python"]), "-c",
                   "import course_utils; print(course_utils.__file__); "
-                  "print(course_utils.data_path('shi2016_table7.csv').is_file()); "
-                  "course_utils.repo_root()"],
+                  "print(course_utils.data_path('shi2016_table7.csv').is_file())"],
                  cwd=venv["run_dir"])
     path, data_ok = where.stdout.split()
-    assert "no course checkout" in where.stderr  # repo_root() is for the checkout only
     assert Path(path).is_relative_to(venv["root"]) and data_ok == "True"
     done = _papermill(venv, "installed.ipynb")
     assert done.returncode == 0, done.stderr[-3000:]

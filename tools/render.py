@@ -1,6 +1,7 @@
 """Execute the notebooks headless and render them as HTML pages and reveal.js slides, offline.
 
-Run as `python -m course_utils.render` (what `make course` does). Browser assets come from the
+Part of the instructor build, not of the student package: run it from the course's checkout
+as `python -m tools.render` (what `make course` does). Browser assets come from the
 npm packages pinned in package.json (installed into node_modules/ by `npm ci`) and are copied
 into build/vendor/, so the pages load nothing from the network.
 """
@@ -17,8 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from course_utils.paths import package_path, repo_root
-
+ROOT = Path(__file__).resolve().parent.parent  # the course's checkout
+TEMPLATES = Path(__file__).resolve().parent / "templates"  # nbconvert templates for the course
 # (package folder in node_modules, what to copy, destination under build/vendor)
 VENDOR_FILES = [
     ("reveal.js", "dist", "reveal.js/dist"),
@@ -48,10 +49,10 @@ class Rendered:
 
 def vendor_assets(build: Path, node_modules: Path | None = None) -> Path:
     """Copy the pinned browser assets from node_modules/ into build/vendor/ and return that folder."""
-    node_modules = node_modules or repo_root() / "node_modules"
+    node_modules = node_modules or ROOT / "node_modules"
     if not node_modules.is_dir():
         raise FileNotFoundError(
-            f"{node_modules} is missing: run `npm ci --ignore-scripts` in {repo_root()} "
+            f"{node_modules} is missing: run `npm ci --ignore-scripts` in {ROOT} "
             "(make course does this) to install the pinned slide assets."
         )
     vendor = build / "vendor"
@@ -80,7 +81,7 @@ def exporter_config(vendor_url: str) -> Any:
     c.HTMLExporter.jquery_url = f"{vendor_url}/jquery.min.js"
     c.HTMLExporter.mathjax_url = f"{vendor_url}/mathjax/MathJax.js?config=TeX-AMS_CHTML-full,Safe"
     c.HTMLExporter.widget_renderer_url = f"{vendor_url}/html-manager/embed-amd.js"
-    c.HTMLExporter.extra_template_basedirs = [str(package_path("templates"))]
+    c.HTMLExporter.extra_template_basedirs = [str(TEMPLATES)]
     c.SlidesExporter.reveal_url_prefix = f"{vendor_url}/reveal.js"
     c.SlidesExporter.reveal_scroll = True
     c.SlidesExporter.exclude_input_prompt = True
@@ -203,15 +204,15 @@ def render_course(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Command line: python -m course_utils.render [--device D] [--params FILE] [--build DIR] [NOTEBOOK ...]."""
+    """Command line: python -m tools.render [--device D] [--params FILE] [--build DIR] [NOTEBOOK ...]."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path, help="notebooks to render (default: all)")
-    parser.add_argument("--build", type=Path, default=repo_root() / "build", help="output folder")
+    parser.add_argument("--build", type=Path, default=ROOT / "build", help="output folder")
     parser.add_argument("--device", default=None, help="force a device, e.g. cpu or cuda:0")
     parser.add_argument("--params", type=Path, default=None,
                         help="JSON file mapping notebook file names to papermill parameters")
     args = parser.parse_args(argv)
-    notebooks = args.notebooks or sorted((repo_root() / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    notebooks = args.notebooks or sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
     for nb in notebooks:
         if not nb.is_file():
             parser.error(f"{nb} is not a notebook file")

@@ -1,0 +1,1 @@
+"""The instructor build: executing and rendering the course (`make course`)."""
