@@ -1,8 +1,10 @@
-"""Data sets made on the fly: the 'peaks' regression target of the training notebook."""
+"""The course's data: the 'peaks' surface made on the fly, and the files in course_utils/data/."""
 
 from __future__ import annotations
 
 import math
+from importlib import resources
+from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
@@ -46,3 +48,12 @@ def peaks_grid(
     X = torch.stack([gx.reshape(-1), gy.reshape(-1)], dim=1)
     y = peaks(X[:, 0], X[:, 1]).unsqueeze(1)
     return X.to(dev), y.to(dev)
+
+
+def data_path(*parts: str) -> Path:
+    """Return the path of a file in the course's data folder, e.g. data_path("gpu_peaks.csv")."""
+    root = resources.files("course_utils")
+    if not isinstance(root, Path):
+        raise RuntimeError(f"course_utils is installed as {root!r}, not as files on disk: "
+                           "install it with pip (not zipped) to read its data.")
+    return root.joinpath("data", *parts)

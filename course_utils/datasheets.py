@@ -6,7 +6,7 @@ import csv
 import re
 from dataclasses import dataclass
 
-from course_utils.paths import data_path
+from course_utils.datasets import data_path
 
 
 @dataclass(frozen=True)

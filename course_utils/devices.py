@@ -12,71 +12,46 @@ import torch
 from course_utils.gpu_check import diagnose_gpu
 
 # A device string: a type name, optionally followed by ":<index>".
-_DEVICE_RE = re.compile(r"^(?P<type>[a-z_][a-z0-9_]*)(?::(?P<index>\d+))?$")
-# Device types that are always present in a CPU build of PyTorch.
+_DEVICE_RE = re.compile(r"^[a-z_][a-z0-9_]*(:\d+)?$")
+# Device types that are always present in any build of PyTorch.
 _ALWAYS_PRESENT = ("cpu", "meta")
 
 
-
-def _type_available(device_type: str) -> bool:
-    """Return True when this build of PyTorch can use devices of `device_type` here."""
-    if device_type in _ALWAYS_PRESENT:
-        return True
-    if device_type == "mps":
-        return bool(torch.backends.mps.is_available())
-    module = getattr(torch, device_type, None)
-    is_available = getattr(module, "is_available", None)
-    return bool(is_available()) if callable(is_available) else False
-
-
 def _type_count(device_type: str) -> int:
-    """Return how many devices of `device_type` exist (1 for cpu and meta, 0 when absent)."""
+    """How many devices of `device_type` PyTorch can use here (1 for cpu and meta, 0 if none)."""
     if device_type in _ALWAYS_PRESENT:
         return 1
-    if not _type_available(device_type):
-        return 0
-    if device_type == "mps":
-        return 1
-    module = getattr(torch, device_type, None)
-    count = getattr(module, "device_count", None)
-    return int(count()) if callable(count) else 1
-
-
-def available_devices() -> list[str]:
-    """List the devices PyTorch can use on this machine, e.g. ['cpu', 'cuda:0', 'cuda:1']."""
-    found = ["cpu"]
-    if torch.accelerator.is_available():
-        acc = torch.accelerator.current_accelerator()
-        assert acc is not None
-        found += [f"{acc.type}:{i}" for i in range(torch.accelerator.device_count())]
-    return found
-
-
-def _parse(prefer: str) -> torch.device:
-    """Turn a device string into a torch.device, or raise ValueError if it is malformed."""
-    text = prefer.strip().lower()
-    match = _DEVICE_RE.match(text)
-    if match is None:
-        raise ValueError(
-            f"{prefer!r} is not a device string: write a type with an optional index, "
-            "such as 'cpu', 'cuda', 'cuda:1' or 'mps'."
-        )
-    try:
-        return torch.device(text)
-    except RuntimeError as err:  # an unknown type such as 'gpu' or 'cude'
-        raise ValueError(
-            f"{prefer!r} is not a device type PyTorch knows; use one of 'cpu', 'cuda', "
-            f"'cuda:N', 'mps', 'xpu' or 'meta' ({err})."
-        ) from None
+    best = _best_device()
+    return torch.accelerator.device_count() if best.type == device_type else 0
 
 
 def _best_device() -> torch.device:
-    """Return the current accelerator (with its index) if there is one, else the CPU."""
+    """The current accelerator (with its index) if there is one, else the CPU."""
     if torch.accelerator.is_available():
         acc = torch.accelerator.current_accelerator()
         assert acc is not None
         return torch.device(acc.type, torch.accelerator.current_device_index())
     return torch.device("cpu")
+
+
+def available_devices() -> list[str]:
+    """List the devices PyTorch can use on this machine, e.g. ['cpu', 'cuda:0', 'cuda:1']."""
+    best = _best_device()
+    return ["cpu"] + [f"{best.type}:{i}" for i in range(_type_count(best.type))
+                      if best.type != "cpu"]
+
+
+def _parse(prefer: str) -> torch.device:
+    """Turn a device string into a torch.device, or raise ValueError if it is malformed."""
+    text = prefer.strip().lower()
+    if not _DEVICE_RE.match(text):
+        raise ValueError(f"{prefer!r} is not a device string: write a type with an optional "
+                         "index, such as 'cpu', 'cuda', 'cuda:1' or 'mps'.")
+    try:
+        return torch.device(text)
+    except RuntimeError as err:  # an unknown type such as 'gpu' or 'cude'
+        raise ValueError(f"{prefer!r} is not a device type PyTorch knows; use one of 'cpu', "
+                         f"'cuda', 'cuda:N', 'mps', 'xpu' or 'meta' ({err}).") from None
 
 
 def pick_device(prefer: str | torch.device | None = None) -> torch.device:
@@ -88,17 +63,14 @@ def pick_device(prefer: str | torch.device | None = None) -> torch.device:
     elif isinstance(prefer, torch.device):
         device = prefer
     else:
-        raise TypeError(
-            f"pick_device expects None, a string such as 'cuda:0', or a torch.device; "
-            f"got {type(prefer).__name__}."
-        )
+        raise TypeError("pick_device expects None, a string such as 'cuda:0', or a "
+                        f"torch.device; got {type(prefer).__name__}.")
     count = _type_count(device.type)
     if count == 0 or (device.index is not None and device.index >= count):
         raise RuntimeError(
             f"Asked for device '{device}', but this machine has only: "
             f"{', '.join(available_devices())}. Pass DEVICE=None (or call pick_device()) to take "
-            "the best one available, or name one from that list."
-        )
+            "the best one available, or name one from that list.")
     if device.type not in _ALWAYS_PRESENT and device.index is None:
         # Name the index so that comparisons with a tensor's .device (always indexed) hold.
         best = _best_device()
@@ -107,20 +79,14 @@ def pick_device(prefer: str | torch.device | None = None) -> torch.device:
 
 
 def synchronize(device: str | torch.device | None = None) -> None:
-    """Wait until all work queued on `device` has finished; a no-op on CPU or where it is absent."""
-    if device is None:
-        if torch.accelerator.is_available():
-            torch.accelerator.synchronize()
-        return
-    device = torch.device(device) if isinstance(device, str) else device
-    if device.type in _ALWAYS_PRESENT or not _type_available(device.type):
-        return
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-    elif device.type == "mps":
-        torch.mps.synchronize()
-    else:
-        torch.accelerator.synchronize(device)
+    """Wait until all work queued on `device` (default: the current accelerator) has finished.
+
+    A no-op on the CPU, on meta, and for a device type this machine does not have.
+    """
+    dev = None if device is None else torch.device(device)
+    if torch.accelerator.is_available() and (dev is None or _type_count(dev.type) > 0
+                                             and dev.type not in _ALWAYS_PRESENT):
+        torch.accelerator.synchronize(dev)
 
 
 def _cpu_model() -> str:

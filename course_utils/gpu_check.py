@@ -2,28 +2,28 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import itertools
 import os
 import platform
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import NamedTuple
 
 import torch
 
 # The oldest NVIDIA driver each CUDA major version runs on (minor-version compatibility), from
 # the CUDA Toolkit release notes, table "CUDA Toolkit and Minimum Required Driver Version".
-MIN_DRIVER = {
-    "Linux": {13: (580, 0), 12: (525, 60), 11: (450, 80)},
-    "Windows": {13: (580, 0), 12: (528, 33), 11: (452, 39)},
-}
+MIN_DRIVER = {"Linux": {13: (580, 0), 12: (525, 60), 11: (450, 80)},
+              "Windows": {13: (580, 0), 12: (528, 33), 11: (452, 39)}}
 # The macOS release from which PyTorch's MPS backend works.
 MIN_MACOS = (12, 3)
 
 
-@dataclass(frozen=True)
-class NvidiaGpu:
+class NvidiaGpu(NamedTuple):
     """One GPU as nvidia-smi lists it."""
 
     name: str
@@ -46,11 +46,10 @@ class GpuProbes:
     mps_available: bool = False
     mac_version: str | None = None  # '14.5' on macOS
     rosetta: bool = False  # an x86-64 Python translated by Rosetta on an Apple-silicon Mac
-    accelerator: str | None = field(default=None)  # torch.accelerator's device type, if any
+    accelerator: str | None = None  # torch.accelerator's device type, if any
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     """One reason PyTorch cannot use a GPU here, and what to do about it."""
 
     problem: str
@@ -63,8 +62,7 @@ class Finding:
 @functools.lru_cache(maxsize=1)  # one query per process: the GPUs do not change meanwhile
 def _nvidia_smi() -> tuple[NvidiaGpu, ...] | None:
     """The GPUs nvidia-smi lists, or None where it is missing or fails (no driver)."""
-    exe = shutil.which("nvidia-smi")
-    if exe is None:
+    if (exe := shutil.which("nvidia-smi")) is None:
         return None
     for fields in ("name,driver_version,compute_cap", "name,driver_version"):
         try:
@@ -73,94 +71,57 @@ def _nvidia_smi() -> tuple[NvidiaGpu, ...] | None:
         except (OSError, subprocess.TimeoutExpired):
             return None
         if done.returncode == 0:
-            gpus = []
-            for line in done.stdout.strip().splitlines():
-                parts = [p.strip() for p in line.split(",")]
-                gpus.append(NvidiaGpu(parts[0], parts[1], parts[2] if len(parts) > 2 else None))
-            return tuple(gpus)
+            rows = [[part.strip() for part in line.split(",")]
+                    for line in done.stdout.strip().splitlines()]
+            return tuple(NvidiaGpu(r[0], r[1], r[2] if len(r) > 2 else None) for r in rows)
     return None
-
-
-@functools.lru_cache(maxsize=1)
-def _under_rosetta() -> bool:
-    """True when this process is an x86-64 program translated by Rosetta on Apple silicon."""
-    try:
-        done = subprocess.run(["sysctl", "-n", "sysctl.proc_translated"], capture_output=True,
-                              text=True, timeout=10)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return done.stdout.strip() == "1"
 
 
 def probe_gpu() -> GpuProbes:
     """Gather what diagnose_gpu() needs from this machine: nvidia-smi, torch, the environment."""
     system = platform.system()
     on_mac = system == "Darwin"
-    accelerator = None
-    if torch.accelerator.is_available():
-        acc = torch.accelerator.current_accelerator()
-        accelerator = acc.type if acc is not None else None
+    rosetta = False
+    if on_mac and platform.machine() == "x86_64":  # an x86-64 Python: translated by Rosetta?
+        with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+            rosetta = subprocess.run(["sysctl", "-n", "sysctl.proc_translated"], text=True,
+                                     capture_output=True, timeout=10).stdout.strip() == "1"
+    acc = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else None
     return GpuProbes(
-        system=system,
-        torch_cuda=torch.version.cuda,
-        torch_hip=getattr(torch.version, "hip", None),
-        cuda_available=torch.cuda.is_available(),
-        arch_list=tuple(torch.cuda.get_arch_list()),
+        system=system, torch_cuda=torch.version.cuda, torch_hip=getattr(torch.version, "hip", None),
+        cuda_available=torch.cuda.is_available(), arch_list=tuple(torch.cuda.get_arch_list()),
         cuda_visible_devices=os.environ.get("CUDA_VISIBLE_DEVICES"),
         nvidia_gpus=None if on_mac else _nvidia_smi(),
-        mps_built=torch.backends.mps.is_built(),
-        mps_available=torch.backends.mps.is_available(),
-        mac_version=(platform.mac_ver()[0] or None) if on_mac else None,
-        rosetta=on_mac and platform.machine() == "x86_64" and _under_rosetta(),
-        accelerator=accelerator,
-    )
+        mps_built=torch.backends.mps.is_built(), mps_available=torch.backends.mps.is_available(),
+        mac_version=(platform.mac_ver()[0] or None) if on_mac else None, rosetta=rosetta,
+        accelerator=None if acc is None else acc.type)
 
 
 def _version(text: str) -> tuple[int, ...]:
     """'525.60.13' -> (525, 60, 13); non-numbers stop the tuple."""
-    numbers = []
-    for part in text.split("."):
-        if not part.isdigit():
-            break
-        numbers.append(int(part))
-    return tuple(numbers)
-
-
-def _oldest_arch(arch_list: tuple[str, ...]) -> tuple[int, int] | None:
-    """The oldest compute capability with compiled kernels ('sm_75' -> (7, 5)), if any."""
-    found = [(int(m[1]) // 10, int(m[1]) % 10) for a in arch_list
-             if (m := re.fullmatch(r"sm_(\d+)a?", a))]
-    return min(found) if found else None
+    return tuple(int(part) for part in itertools.takewhile(str.isdigit, text.split(".")))
 
 
 def diagnose_gpu(probes: GpuProbes | None = None) -> list[Finding]:
-    """The reasons PyTorch cannot use a GPU here, each with its fix ([] when nothing is wrong).
-
-    `probes` defaults to probe_gpu() on this machine; tests pass their own.
-    """
+    """Why PyTorch cannot use a GPU here, with fixes ([] if nothing is); probes: probe_gpu()."""
     p = probe_gpu() if probes is None else probes
-    found: list[Finding] = []
     smi = p.nvidia_gpus
+    found: list[Finding] = []
     build = f"torch {torch.__version__}" if probes is None else "this torch"
-    # Hidden GPUs: an empty CUDA_VISIBLE_DEVICES hides every GPU from this process.
     if p.cuda_visible_devices is not None and p.cuda_visible_devices.strip() in ("", "-1"):
-        found.append(Finding(
-            f"CUDA_VISIBLE_DEVICES is set to {p.cuda_visible_devices!r}, which hides every GPU "
-            "from this process.",
-            "unset it (or set it to the GPUs to use, e.g. 0) where the kernel or script is "
-            "started, then restart the kernel: the variable is read when CUDA starts."))
-        return found
+        return [Finding(
+            f"CUDA_VISIBLE_DEVICES={p.cuda_visible_devices!r} hides every GPU from this process.",
+            "unset it (or set it to the GPUs to use, e.g. 0) where the kernel or script starts, "
+            "then restart the kernel: CUDA reads the variable when it starts.")]
     if smi and not p.torch_cuda and not p.torch_hip:
-        gpus = ", ".join(sorted({g.name for g in smi}))
         found.append(Finding(
-            f"nvidia-smi sees {len(smi)} NVIDIA GPU(s) ({gpus}, driver {smi[0].driver}), but "
-            f"{build} is a CPU-only build.",
+            f"nvidia-smi sees {len(smi)} NVIDIA GPU(s) ({', '.join(sorted({g.name for g in smi}))}"
+            f", driver {smi[0].driver}), but {build} is a CPU-only build.",
             "install a CUDA build of PyTorch: pick it at https://pytorch.org/get-started/locally/ "
             "(pip install torch --index-url https://download.pytorch.org/whl/cuXYZ, with a CUDA "
             "version your driver supports), then restart the kernel."))
     if p.torch_cuda and smi:
-        major = _version(p.torch_cuda)[0]
-        need = MIN_DRIVER.get(p.system, MIN_DRIVER["Linux"]).get(major)
+        need = MIN_DRIVER.get(p.system, MIN_DRIVER["Linux"]).get(_version(p.torch_cuda)[0])
         have = _version(smi[0].driver)
         if need and have and have < need:
             found.append(Finding(
@@ -168,10 +129,10 @@ def diagnose_gpu(probes: GpuProbes | None = None) -> list[Finding]:
                 f"{'.'.join(map(str, need))} or newer; this machine has {smi[0].driver}.",
                 "update the NVIDIA driver, or install a PyTorch built for an older CUDA that your "
                 "driver supports (nvidia-smi shows the newest CUDA version it can run)."))
-        oldest = _oldest_arch(p.arch_list)
+        oldest = min((divmod(int(m[1]), 10) for a in p.arch_list  # 'sm_75' -> (7, 5)
+                      if (m := re.fullmatch(r"sm_(\d+)a?", a))), default=None)
         for gpu in smi:
-            cc = _version(gpu.compute_capability or "")
-            if oldest and len(cc) == 2 and cc < oldest:
+            if oldest and len(cc := _version(gpu.compute_capability or "")) == 2 and cc < oldest:
                 found.append(Finding(
                     f"{gpu.name} has compute capability {gpu.compute_capability}, older than any "
                     f"this build has kernels for (oldest: {oldest[0]}.{oldest[1]}, CUDA "
@@ -185,34 +146,32 @@ def diagnose_gpu(probes: GpuProbes | None = None) -> list[Finding]:
             "failed): this machine has no NVIDIA GPU, or its driver is not installed.",
             "on a machine with an NVIDIA GPU, install its driver (then `nvidia-smi` lists the "
             "GPU); without one, the course runs on the CPU."))
-    if p.system == "Darwin":
-        if p.rosetta:
+    if p.system == "Darwin" and p.rosetta:
+        found.append(Finding(
+            "This Python is an x86-64 (Intel) build running under Rosetta on an Apple-silicon "
+            "Mac, and PyTorch for x86-64 has no MPS backend.",
+            "install an arm64 (Apple-silicon) Python, e.g. from python.org or Homebrew, make a "
+            "new virtual environment with it and install the course again."))
+    elif p.system == "Darwin" and not p.mps_built:
+        found.append(Finding(
+            f"{build} was built without MPS, Apple's GPU backend.",
+            "on an Apple-silicon Mac, install PyTorch's macOS arm64 build (a plain pip install "
+            "torch in an arm64 Python); on an Intel Mac the course runs on the CPU."))
+    elif p.system == "Darwin" and not p.mps_available:
+        if (version := _version(p.mac_version or "")) and version < MIN_MACOS:
+            found.append(Finding(f"MPS needs macOS {MIN_MACOS[0]}.{MIN_MACOS[1]} or newer; this "
+                                 f"Mac runs macOS {p.mac_version}.",
+                                 "update macOS, then restart the kernel."))
+        else:
             found.append(Finding(
-                "This Python is an x86-64 (Intel) build running under Rosetta on an "
-                "Apple-silicon Mac, and PyTorch for x86-64 has no MPS backend.",
-                "install an arm64 (Apple-silicon) Python, e.g. from python.org or Homebrew, "
-                "make a new virtual environment with it and install the course again."))
-        elif not p.mps_built:
-            found.append(Finding(
-                f"{build} was built without MPS, Apple's GPU backend.",
-                "on an Apple-silicon Mac, install PyTorch's macOS arm64 build (a plain pip "
-                "install torch in an arm64 Python); on an Intel Mac the course runs on the CPU."))
-        elif not p.mps_available:
-            version = _version(p.mac_version or "")
-            if version and version < MIN_MACOS:
-                found.append(Finding(
-                    f"MPS needs macOS {MIN_MACOS[0]}.{MIN_MACOS[1]} or newer; this Mac runs "
-                    f"macOS {p.mac_version}.", "update macOS, then restart the kernel."))
-            else:
-                found.append(Finding(
-                    "PyTorch has MPS, but torch.backends.mps.is_available() is False on this Mac.",
-                    "MPS needs an Apple-silicon Mac (M1 or later) or a Metal GPU; on an Intel "
-                    "Mac without one, the course runs on the CPU."))
+                "PyTorch has MPS, but torch.backends.mps.is_available() is False on this Mac.",
+                "MPS needs an Apple-silicon Mac (M1 or later) or a Metal GPU; on an Intel Mac "
+                "without one, the course runs on the CPU."))
     if (not found and p.accelerator is None and not p.cuda_available and not p.mps_available
             and p.system != "Darwin"):
         found.append(Finding(
-            "No GPU here: no NVIDIA driver answers (nvidia-smi is missing) and PyTorch finds "
-            "no other accelerator.",
+            "No GPU here: no NVIDIA driver answers (nvidia-smi is missing) and PyTorch finds no "
+            "other accelerator.",
             "nothing to fix for the course: every notebook runs on the CPU. For a GPU, use a "
             "machine that has one, or a hosted notebook (README.md, 'Run on a hosted GPU')."))
     return found

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from course_utils.paths import data_path
+from course_utils.datasets import data_path
 
 
 @dataclass(frozen=True)

@@ -54,11 +54,6 @@ class Timing:
     cpu_cores: int | None = None
 
     @property
-    def mean(self) -> float:
-        """Mean of the per-block times, in seconds."""
-        return sum(self.times) / len(self.times)
-
-    @property
     def blocks(self) -> int:
         """How many timed blocks the median and spread come from."""
         return len(self.times)
