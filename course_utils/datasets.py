@@ -5,29 +5,17 @@ from __future__ import annotations
 import math
 from importlib import resources
 from pathlib import Path
-from typing import TypeVar
 
-import numpy as np
 import torch
 
 from course_utils.devices import pick_device
 
-ArrayT = TypeVar("ArrayT", torch.Tensor, np.ndarray, float)
 
-
-def peaks(x: ArrayT, y: ArrayT) -> ArrayT:
-    """MATLAB's 'peaks' surface at (x, y), for tensors, NumPy arrays or floats."""
-    if isinstance(x, torch.Tensor) or isinstance(y, torch.Tensor):
-        exp = torch.exp
-    elif isinstance(x, np.ndarray) or isinstance(y, np.ndarray):
-        exp = np.exp
-    else:
-        exp = math.exp
-    return (
-        3 * (1 - x) ** 2 * exp(-(x**2) - (y + 1) ** 2)
-        - 10 * (x / 5 - x**3 - y**5) * exp(-(x**2) - y**2)
-        - exp(-((x + 1) ** 2) - y**2) / 3
-    )
+def peaks(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """MATLAB's 'peaks' surface at (x, y): a smooth landscape of hills and pits to learn."""
+    return (3 * (1 - x) ** 2 * torch.exp(-(x**2) - (y + 1) ** 2)
+            - 10 * (x / 5 - x**3 - y**5) * torch.exp(-(x**2) - y**2)
+            - torch.exp(-((x + 1) ** 2) - y**2) / 3)
 
 
 def peaks_grid(

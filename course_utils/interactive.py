@@ -14,10 +14,8 @@ if TYPE_CHECKING:
 def live_printout(fn: Callable[..., Any], **controls: widgets.ValueWidget) -> widgets.VBox:
     """Show `controls` above the text fn(**their values) prints, redrawn whenever one changes.
 
-    The first text is also printed as usual, so a copy saved without widget state shows it too.
-    The text goes into an HTML widget, not an Output widget (as `interact` uses): a headless
-    run (nbclient, papermill) then only records widget state, which avoids an intermittent
-    deadlock between nbclient and Output widgets, and the saved page still shows the text.
+    The text goes into an HTML widget, not an Output widget (as `interact` uses), which can
+    deadlock a headless run (nbclient); the first text is also printed, for saved copies.
     """
     import ipywidgets as widgets  # here: scripts that import course_utils need no widgets
 

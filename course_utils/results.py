@@ -1,8 +1,6 @@
 """Recorded results: data/results/<device>.json, one file per machine, one key per topic.
 
-Each file says who measured what: the device name, torch and CUDA versions and the date at the
-top, then one entry per topic ("sweeps", "transfers", "training", ...). Saving one key keeps the
-others, so every notebook adds its part to the same file. Layout: course_utils/data/README.md.
+Saving one key keeps the others, so each notebook adds its part. Layout: data/README.md.
 """
 
 from __future__ import annotations

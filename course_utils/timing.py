@@ -110,14 +110,6 @@ def noise_summary(timings: Iterable[Timing]) -> str:
             "re-run on an idle machine before trusting them")
 
 
-def _find_device(args: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.device | None:
-    """Return the device of the first tensor among the arguments, if any."""
-    for value in (*args, *kwargs.values()):
-        if isinstance(value, torch.Tensor):
-            return value.device
-    return None
-
-
 def _busy_seconds() -> tuple[float, float]:
     """CPU seconds spent so far by the whole machine (all cores) and by this process."""
     machine = psutil.cpu_times()
@@ -126,17 +118,9 @@ def _busy_seconds() -> tuple[float, float]:
     return busy, own.user + own.system
 
 
-def benchmark(
-    fn: Callable[..., Any],
-    *args: Any,
-    device: str | torch.device | None = None,
-    warmup: int = 3,
-    min_run_time: float = 0.2,
-    blocks: int = 10,
-    num_threads: int | None = None,
-    label: str = "",
-    **kwargs: Any,
-) -> Timing:
+def benchmark(fn: Callable[..., Any], *args: Any, device: str | torch.device | None = None,
+              warmup: int = 3, min_run_time: float = 0.2, blocks: int = 10,
+              num_threads: int | None = None, label: str = "", **kwargs: Any) -> Timing:
     """Time fn(*args, **kwargs): warm up, then `blocks` blocks of calls between synchronisations.
 
     Each block repeats the call enough times to last about min_run_time / blocks seconds, so
@@ -153,7 +137,9 @@ def benchmark(
         raise ValueError(f"need warmup >= 0 and min_run_time > 0, got {warmup} and {min_run_time}.")
     if isinstance(blocks, bool) or not isinstance(blocks, int) or blocks < 1:
         raise ValueError(f"blocks must be an integer >= 1, got {blocks!r}.")
-    dev = pick_device(device) if device is not None else (_find_device(args, kwargs) or pick_device())
+    # By default, the device of the first tensor argument, else the best one here.
+    found = (v.device for v in (*args, *kwargs.values()) if isinstance(v, torch.Tensor))
+    dev = pick_device(device if device is not None else next(found, None))
     threads = torch.get_num_threads() if num_threads is None else int(num_threads)
     if threads < 1:
         raise ValueError(f"num_threads must be at least 1, got {threads}.")
@@ -201,14 +187,6 @@ def benchmark(
     spec = TaskSpec(stmt="fn(*args, **kwargs)", setup="pass",
                     label=label or getattr(fn, "__name__", "fn"), num_threads=threads)
     m = Measurement(number_per_run=block_number, raw_times=raw, task_spec=spec)
-    return Timing(
-        median=float(m.median),
-        iqr=float(m.iqr),
-        runs=n_blocks * block_number,
-        device=str(dev),
-        num_threads=threads,
-        times=tuple(float(t) for t in m.times),
-        label=label,
-        other_load=others,
-        cpu_cores=psutil.cpu_count(),
-    )
+    return Timing(median=float(m.median), iqr=float(m.iqr), runs=n_blocks * block_number,
+                  device=str(dev), num_threads=threads, times=tuple(float(t) for t in m.times),
+                  label=label, other_load=others, cpu_cores=psutil.cpu_count())
