@@ -17,6 +17,8 @@ class GpuPeak:
     fp32_tflops: float  # FP32 on the CUDA cores, no tensor cores
     bf16_tflops: float | None  # dense BF16 on tensor cores; None where the GPU has none
     memory_gb_s: float | None
+    pcie_gb_s: float  # host link, one direction: PCIe x16 of the card's generation
+    nvlink_gb_s: float | None  # GPU-to-GPU, all links, both directions; None without NVLink
     source: str
 
 
@@ -34,8 +36,7 @@ def gpu_peak(device_name: str) -> GpuPeak | None:
     with open(data_path("gpu_peaks.csv"), encoding="utf-8", newline="") as f:
         for row in csv.DictReader(f):
             if re.search(row["name_pattern"], device_name, flags=re.IGNORECASE):
-                bf16, memory = row["bf16_tflops"], row["memory_gb_s"]
-                return GpuPeak(row["model"], float(row["fp32_tflops"]),
-                               float(bf16) if bf16 else None, float(memory) if memory else None,
-                               row["source"])
+                number = {k: float(v) if v else None for k, v in row.items()
+                          if k.endswith(("_tflops", "_gb_s"))}
+                return GpuPeak(model=row["model"], source=row["source"], **number)  # type: ignore[arg-type]
     return None
