@@ -7,6 +7,7 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
+import nbformat
 import pytest
 from PIL import Image, ImageChops, ImageStat
 
@@ -56,6 +57,17 @@ def test_build_layout(build: Path) -> None:
         assert (build / path).is_file(), path
     index = (build / "index.html").read_text()
     assert f"slides/{stem}.slides.html" in index and f"html/{stem}.html" in index
+
+
+@needs_assets
+def test_notes_are_marked_asides_on_the_page(build: Path) -> None:
+    notes = [c for c in nbformat.read(NOTEBOOK, as_version=4).cells
+             if c.metadata.get("slideshow", {}).get("slide_type") == "notes"]
+    page = (build / "html" / f"{NOTEBOOK.stem}.html").read_text()
+    asides = re.findall(r'<aside[^>]*class="course-note"[^>]*>.*?</aside>', page, re.S)
+    assert notes and len(asides) == len(notes)
+    words = re.findall(r"[A-Za-z]+", notes[0].source)[:6]
+    assert " ".join(words) in " ".join(re.findall(r"[A-Za-z]+", re.sub(r"<[^>]+>", " ", asides[0])))
 
 
 @needs_assets
