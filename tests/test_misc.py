@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import re
 
 import pytest
 
-import course_utils
 from course_utils import check_answer, data_path
 
 
@@ -26,10 +25,11 @@ def test_check_answer_tolerance_and_strings() -> None:
     assert check_answer("q", " CPU ", "cpu")
 
 
-def test_data_ships_inside_the_package() -> None:
-    package = Path(course_utils.__file__).parent
-    assert data_path("x.csv") == package / "data" / "x.csv"
-    assert data_path("shi2016_table7.csv").is_file()
+def test_every_data_file_named_in_the_data_readme_ships_in_the_package() -> None:
+    readme = data_path("README.md").read_text()
+    named = set(re.findall(r"^\| `([\w.]+\.(?:csv|md))` \|", readme, re.M))
+    assert {"shi2016_table7.csv", "gpu_peaks.csv"} <= named
+    assert all(data_path(name).is_file() for name in named)
 
 
 def test_the_device_rule_catches_hard_coded_devices() -> None:

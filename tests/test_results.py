@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from course_utils import Timing, data_path, load_results, results_file, save_results
+from course_utils import Timing, load_results, results_file, save_results
 
 
 def test_save_then_load_keeps_every_key(tmp_path: Path) -> None:
@@ -55,7 +55,3 @@ def test_bad_input(tmp_path: Path) -> None:
         save_results("", {}, device_name="x", folder=tmp_path)
     with pytest.raises(ValueError, match="file name"):
         results_file("***")
-
-
-def test_the_default_folder_is_in_the_package() -> None:
-    assert results_file("NVIDIA H100 80GB HBM3") == data_path("results", "nvidia-h100-80gb-hbm3.json")
