@@ -39,6 +39,7 @@ def torchrun(nproc: int, out: Path, *extra: str) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("env,args,message", [
     ({}, [], "launch this script with torchrun"),
     ({"WORLD_SIZE": "2"}, ["--batch-size", "5"], "must be a multiple of the 2 rank(s)"),
+    ({}, ["--strategy", "zero3"], "argument --strategy: invalid choice: 'zero3'"),
 ])
 def test_clear_errors(env: dict[str, str], args: list[str], message: str, tmp_path: Path) -> None:
     clean = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}

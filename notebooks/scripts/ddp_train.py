@@ -1,4 +1,4 @@
-"""Train a small regression network with DistributedDataParallel: a process per device.
+"""Train a small regression network with DDP or FSDP2: a process per device.
 
 torchrun starts the processes and tells each who it is (RANK, LOCAL_RANK, WORLD_SIZE):
 
@@ -7,12 +7,18 @@ torchrun starts the processes and tells each who it is (RANK, LOCAL_RANK, WORLD_
 
 Every process (a "rank") does the same thing:
 1. joins the process group: backend gloo on CPUs, nccl on NVIDIA GPUs (cuda:LOCAL_RANK);
-2. builds the same model from the same seed and wraps it in DDP;
+2. builds the same model from the same seed and wraps it in DDP (a full copy on every
+   rank), or with --strategy fsdp shards it with FSDP2's fully_shard (each rank keeps
+   1/WORLD_SIZE of the parameters, gradients and optimizer state);
 3. reads only its share of every batch, chosen by a DistributedSampler;
 4. trains: during backward, DDP averages the gradients over all ranks (an all-reduce),
    so every rank takes the same optimizer step and the parameters stay identical;
-5. times training steps with and without that all-reduce (no_sync) to show its cost;
-6. writes what it saw to OUT/rank<R>.json, which notebook 05 reads and compares.
+   FSDP all-gathers each layer's parameters before its forward and again before its
+   backward, and reduce-scatters (averages, then shares out) the gradients;
+5. counts the bytes it holds of parameters, gradients and optimizer state;
+6. times training steps with and without that all-reduce (no_sync) to show its cost
+   (FSDP: a step, and an all-gather and a reduce-scatter of the parameters' size);
+7. writes what it saw to OUT/rank<R>.json, which notebook 05 reads and compares.
 
 The same file runs unchanged on one CPU, on several GPUs and on several machines.
 """
@@ -50,6 +56,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--lr", type=float, default=0.01)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--dtype", choices=["float32", "float64"], default="float32")
+    p.add_argument("--strategy", choices=["ddp", "fsdp"], default="ddp",
+                   help="ddp: a full copy per rank; fsdp: parameters, gradients and "
+                        "optimizer state sharded over the ranks (FSDP2, fully_shard)")
     p.add_argument("--timing-steps", type=int, default=20,
                    help="steps timed with and without the gradient all-reduce")
     p.add_argument("--threads", type=int, default=0,
@@ -71,6 +80,24 @@ def make_model(hidden: int) -> nn.Sequential:
     """The network: inputs (x, y), two hidden ReLU layers, one output (peaks(x, y))."""
     return nn.Sequential(nn.Linear(2, hidden), nn.ReLU(), nn.Linear(hidden, hidden),
                          nn.ReLU(), nn.Linear(hidden, 1))
+
+
+def wrap(model: nn.Sequential, strategy: str, device: torch.device) -> nn.Module:
+    """DDP around the whole model; or FSDP2: each Linear sharded, then the root."""
+    if strategy == "ddp":
+        return DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
+    from torch.distributed.fsdp import fully_shard  # here: at the top it made DDP runs
+    # hang at exit, after destroy_process_group (seen with torch 2.13 on the CPU)
+
+    for layer in model:
+        if isinstance(layer, nn.Linear):
+            fully_shard(layer)  # gathered just before it is used, freed right after
+    return fully_shard(model)  # the root: the same module, its parameters now DTensors
+
+
+def local_bytes(tensors: list[torch.Tensor]) -> int:
+    """Bytes this rank holds of `tensors`: its own shard of a (sharded) DTensor."""
+    return sum((t.to_local() if hasattr(t, "to_local") else t).nbytes for t in tensors)
 
 
 def setup(device_choice: str) -> tuple[int, int, int, torch.device]:
@@ -117,8 +144,8 @@ def main(argv: list[str] | None = None) -> None:
     X, y = (t.to(dtype) for t in peaks_grid(args.grid, device=device))
     torch.manual_seed(args.seed)  # same start on every rank (DDP also copies rank 0's)
     model = make_model(args.hidden).to(device, dtype)
-    ddp_model = DDP(model, device_ids=[local_rank] if device.type == "cuda" else None)
-    opt = torch.optim.Adam(ddp_model.parameters(), lr=args.lr)
+    dist_model = wrap(model, args.strategy, device)  # DDP or FSDP: the same loop below
+    opt = torch.optim.Adam(dist_model.parameters(), lr=args.lr)
     loss_fn = nn.MSELoss()  # a mean over the local batch; DDP then averages over ranks
 
     # The sampler shuffles all indices with the same seed on every rank, then deals
@@ -140,44 +167,64 @@ def main(argv: list[str] | None = None) -> None:
             idx = order[i : i + local_batch]
             if not first_batch:
                 first_batch = idx.tolist()
-            loss = loss_fn(ddp_model(X[idx]), y[idx])
+            loss = loss_fn(dist_model(X[idx]), y[idx])
             opt.zero_grad(set_to_none=True)
             loss.backward()  # DDP all-reduces (averages) the gradients during backward
             opt.step()  # the same averaged gradient on every rank: the same step
             losses.append(loss.detach())  # stays on the device: no sync per step
         epoch_times.append(wait(device) - start)
-    params = nn.utils.parameters_to_vector(model.parameters()).tolist()
+
+    # What this rank holds (the last step's gradients are still there): full tensors
+    # with DDP, this rank's shards with FSDP. Adam's state: two moments per parameter
+    # tensor, and a one-element step count.
+    weights = list(model.parameters())
+    state = [v for s in opt.state.values() for v in s.values() if torch.is_tensor(v)]
+    held = {"param_bytes": local_bytes(weights),
+            "grad_bytes": local_bytes([p.grad for p in weights]),
+            "opt_state_bytes": local_bytes(state)}
+    # The full parameters, to compare runs (with FSDP, full_tensor() all-gathers them).
+    full = [p.full_tensor() if hasattr(p, "full_tensor") else p for p in weights]
+    params = torch.cat([p.detach().reshape(-1) for p in full]).tolist()
 
     # What does the gradient exchange cost? Time forward + backward on one batch with
     # the all-reduce and under no_sync() (no communication), and an all-reduce of a
-    # buffer the size of all gradients alone. Every rank must run the same collectives,
+    # buffer the size of all gradients alone (FSDP: the step, and an all-gather and a
+    # reduce-scatter of that size). Every rank must run the same collectives,
     # so the counts are fixed: an adaptive timer could stop one rank early and leave the
     # others waiting forever.
     xb, yb = X[order[:local_batch]], y[order[:local_batch]]
 
     def fwd_bwd() -> None:
-        ddp_model.zero_grad(set_to_none=True)
-        loss_fn(ddp_model(xb), yb).backward()
+        dist_model.zero_grad(set_to_none=True)
+        loss_fn(dist_model(xb), yb).backward()
+
+    def fwd_bwd_no_sync() -> None:
+        with dist_model.no_sync():  # gradients stay local: no communication
+            fwd_bwd()
 
     grads = torch.zeros(len(params), device=device, dtype=dtype)
-    times: dict[str, list[float]] = {"step_sync": [], "step_no_sync": [],
-                                     "allreduce": []}
+    piece = torch.zeros(-(-len(params) // world_size), device=device, dtype=dtype)
+    pieces = torch.zeros(len(piece) * world_size, device=device, dtype=dtype)
+    all_gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
+    reduce_scatter = (getattr(dist, "reduce_scatter_single", None)  # newer names first
+                      or dist.reduce_scatter_tensor)
+    timed = {"step_sync": fwd_bwd, "step_no_sync": fwd_bwd_no_sync,
+             "allreduce": lambda: dist.all_reduce(grads)}
+    if args.strategy == "fsdp":  # its step all-gathers parameters, reduce-scatters
+        timed = {"step_sync": fwd_bwd, "allgather": lambda: all_gather(pieces, piece),
+                 "reduce_scatter": lambda: reduce_scatter(piece, pieces)}
+    times: dict[str, list[float]] = {name: [] for name in timed}
     dist.barrier()  # start the measurements together
     for k in range(3 + args.timing_steps):  # 3 warm-up rounds, not kept
         for name, values in times.items():  # interleaved: all see the same conditions
             t0 = wait(device)
-            if name == "step_sync":
-                fwd_bwd()
-            elif name == "step_no_sync":
-                with ddp_model.no_sync():  # gradients stay local: no communication
-                    fwd_bwd()
-            else:
-                dist.all_reduce(grads)
+            timed[name]()
             if k >= 3:
                 values.append(wait(device) - t0)
 
     record = {
         "rank": rank, "local_rank": local_rank, "world_size": world_size,
+        "strategy": args.strategy, "n_params": len(params), **held,
         "backend": dist.get_backend(), "device": str(device), "threads": threads,
         "host": socket.gethostname(),
         "args": {k: str(v) for k, v in vars(args).items()},
