@@ -37,6 +37,7 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 from torch import nn
+from torch.distributed.fsdp import fully_shard
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data.distributed import DistributedSampler
 
@@ -86,9 +87,6 @@ def wrap(model: nn.Sequential, strategy: str, device: torch.device) -> nn.Module
     """DDP around the whole model; or FSDP2: each Linear sharded, then the root."""
     if strategy == "ddp":
         return DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
-    from torch.distributed.fsdp import fully_shard  # here: at the top it made DDP runs
-    # hang at exit, after destroy_process_group (seen with torch 2.13 on the CPU)
-
     for layer in model:
         if isinstance(layer, nn.Linear):
             fully_shard(layer)  # gathered just before it is used, freed right after
@@ -239,6 +237,14 @@ def main(argv: list[str] | None = None) -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"rank{rank}.json").write_text(json.dumps(record))
     dist.destroy_process_group()
+    # End the process here, before Python frees the model. DDP and FSDP still hold the
+    # process group; freeing it joins gloo's worker threads, and one of them may be
+    # waiting for the interpreter lock to free a tensor: a hang, or an abort at exit
+    # ("terminate called without an active exception"). Rare, seen with torch 2.13 on
+    # the CPU. Everything this rank had to say is written, so nothing is lost.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
 
 
 if __name__ == "__main__":
