@@ -37,7 +37,6 @@ from pathlib import Path
 import torch
 import torch.distributed as dist
 from torch import nn
-from torch.distributed.fsdp import fully_shard
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data.distributed import DistributedSampler
 
@@ -87,6 +86,8 @@ def wrap(model: nn.Sequential, strategy: str, device: torch.device) -> nn.Module
     """DDP around the whole model; or FSDP2: each Linear sharded, then the root."""
     if strategy == "ddp":
         return DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
+    from torch.distributed.fsdp import fully_shard  # here: its import takes most of a second
+
     for layer in model:
         if isinstance(layer, nn.Linear):
             fully_shard(layer)  # gathered just before it is used, freed right after
