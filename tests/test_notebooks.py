@@ -56,3 +56,23 @@ def test_a_hung_cell_fails_with_notebook_and_cell_named(tmp_path: Path) -> None:
     message = str(info.value)
     assert message.startswith("hangs.ipynb: cell 1 ('# waits forever")
     assert "longer than 1 s" in message
+
+
+def test_a_timeout_names_the_cell_nbclient_stopped(tmp_path: Path) -> None:
+    from nbclient.exceptions import CellTimeoutError
+
+    from tools.render import _timed_out_cell
+
+    long_cell = "\n".join(["# a long cell"] + [f"y{i} = {i}" for i in range(12)])
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("y1 = 1"),  # also text inside the long cell
+                nbformat.v4.new_markdown_cell("x = 1"),
+                nbformat.v4.new_code_cell("x = 1"),
+                nbformat.v4.new_code_cell(long_cell)]
+    source = tmp_path / "cells.ipynb"
+    nbformat.write(nb, source)
+    for index, first_line in [(2, "x = 1"), (3, "# a long cell")]:
+        err = CellTimeoutError.error_from_timeout_and_cell("Cell execution timed out", 1,
+                                                           nb.cells[index])
+        assert _timed_out_cell(source, str(err)) == (index, first_line)
+    assert _timed_out_cell(source, "an unrelated message") is None

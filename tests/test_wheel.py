@@ -86,7 +86,8 @@ def _papermill(venv: dict[str, Path], out: str) -> subprocess.CompletedProcess[s
     env["JUPYTER_PATH"] = str(venv["jupyter"])
     return _run([str(venv["python"]), "-m", "papermill", NOTEBOOK.name, out, "-k", "python3",
                  "-p", "DEVICE", "cpu", "-p", "SIZE", "128", "--cwd", str(venv["run_dir"]),
-                 "--execution-timeout", "300", "--no-progress-bar"],
+                 "--execution-timeout", "300", "--no-progress-bar",
+                 "--no-request-save-on-cell-execute"],
                 cwd=venv["run_dir"], env=env)
 
 

@@ -106,19 +106,18 @@ def export(executed: Path, page: Path, slides: Path, vendor_url: str) -> None:
     slides.write_text(body, encoding="utf-8")
 
 
-def _last_started_cell(executed: Path) -> tuple[int, str] | None:
-    """The index and first line of the last cell papermill started in `executed`, if any."""
+def _timed_out_cell(source: Path, message: str) -> tuple[int, str] | None:
+    """The index and first line of the code cell in `source` whose preview nbclient's
+    timeout `message` shows (a short cell whole, a long one's first and last five lines)."""
     import nbformat
 
-    try:
-        nb = nbformat.read(executed, as_version=4)
-    except (OSError, ValueError):
-        return None
-    started = [i for i, cell in enumerate(nb.cells)
-               if cell.metadata.get("papermill", {}).get("start_time")]
-    if not started:
-        return None
-    return started[-1], (nb.cells[started[-1]].source.splitlines() or [""])[0]
+    rule = "-------------------"  # nbclient frames the preview with these lines
+    for i, cell in enumerate(nbformat.read(source, as_version=4).cells):
+        lines = cell.source.strip().split("\n")
+        preview = cell.source if len(lines) < 11 else f"{lines[:5]}\n...\n{lines[-5:]}"
+        if cell.cell_type == "code" and f"{rule}\n{preview}\n{rule}" in message:
+            return i, lines[0]
+    return None
 
 
 def execute(source: Path, executed: Path, parameters: dict[str, Any], progress: bool = True,
@@ -127,6 +126,8 @@ def execute(source: Path, executed: Path, parameters: dict[str, Any], progress: 
 
     A cell running longer than `cell_timeout` seconds stops the run with a TimeoutError that
     names the notebook and the cell, so a hung kernel never blocks a build or a test run.
+    The executed copy is written once, at the end (or at a cell's error): papermill's
+    default, a save after every cell, costs seconds per notebook.
     """
     import papermill
     from nbclient.exceptions import CellTimeoutError
@@ -135,10 +136,10 @@ def execute(source: Path, executed: Path, parameters: dict[str, Any], progress: 
         papermill.execute_notebook(
             str(source), str(executed), parameters=parameters, kernel_name="python3",
             cwd=str(cwd or source.parent), progress_bar=progress, log_output=False,
-            execution_timeout=cell_timeout,
+            execution_timeout=cell_timeout, request_save_on_cell_execute=False,
         )
     except CellTimeoutError as err:
-        found = _last_started_cell(executed)
+        found = _timed_out_cell(source, str(err))
         where = f"cell {found[0]} ({found[1]!r})" if found else "a cell"
         raise TimeoutError(f"{source.name}: {where} ran longer than {cell_timeout} s and was "
                            "stopped") from err
