@@ -8,8 +8,8 @@ does not repeat them.
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -36,16 +36,33 @@ def torchrun(nproc: int, out: Path, *extra: str) -> list[dict[str, Any]]:
     return sorted(records, key=lambda r: r["rank"])
 
 
+@pytest.fixture(scope="module")
+def script() -> Any:
+    """The script as a module, to call its main() in this process (no interpreter start-up)."""
+    spec = importlib.util.spec_from_file_location("ddp_train", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 @pytest.mark.parametrize("env,args,message", [
     ({}, [], "launch this script with torchrun"),
     ({"WORLD_SIZE": "2"}, ["--batch-size", "5"], "must be a multiple of the 2 rank(s)"),
     ({}, ["--strategy", "zero3"], "argument --strategy: invalid choice: 'zero3'"),
 ])
-def test_clear_errors(env: dict[str, str], args: list[str], message: str, tmp_path: Path) -> None:
-    clean = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
-    done = subprocess.run([sys.executable, str(SCRIPT), "--out", str(tmp_path), *args],
-                          capture_output=True, text=True, timeout=120, env={**clean, **env})
-    assert done.returncode != 0 and message in done.stderr
+def test_clear_errors(script: Any, env: dict[str, str], args: list[str], message: str,
+                      tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                      capsys: pytest.CaptureFixture[str]) -> None:
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SystemExit) as stopped:
+        script.main(["--out", str(tmp_path), *args])
+    # sys.exit("...") carries the message, which Python prints; argparse prints its own.
+    said = capsys.readouterr().err + (stopped.value.code if isinstance(stopped.value.code, str)
+                                      else "")
+    assert stopped.value.code != 0 and message in said
     assert not list(tmp_path.glob("rank*.json"))
 
 
