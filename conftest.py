@@ -15,7 +15,6 @@ if os.environ.get("PYTEST_XDIST_WORKER"):  # set before torch starts its thread 
     os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import pytest  # noqa: E402
-import torch  # noqa: E402
 
 os.environ.setdefault("JUPYTER_PREFER_ENV_PATH", "1")
 
@@ -56,6 +55,8 @@ def _cost_rank(item: pytest.Item) -> float:
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Order the tests longest first; skip tests marked `gpu` when no CUDA device is present."""
+    import torch  # here, not at the top: the main process of a parallel run never needs it
+
     items.sort(key=_cost_rank)  # stable: a notebook's cells keep their order
     if torch.cuda.is_available():
         return
