@@ -31,8 +31,8 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(if $(TORCH_INDEX),$(BIN)/python -m pip install --quiet --no-compile torch --index-url $(TORCH_INDEX),)
 	$(BIN)/python -m pip install --quiet --no-compile -r requirements.txt
-# Byte-compile the installed packages on every core (pip does it on one, about 20 s slower
-# here). As under pip, the few files written for newer Pythons fail and are skipped.
+# Byte-compile the installed packages on every core (pip does it on one: 17 s longer on a
+# 2-core machine). As under pip, the few files written for newer Pythons fail and are skipped.
 	$(BIN)/python -m compileall -qq -j 0 "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" || true
 	@touch $(STAMP)
 
