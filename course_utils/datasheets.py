@@ -19,7 +19,8 @@ class GpuPeak:
     memory_gb_s: float | None
     pcie_gb_s: float  # host link, one direction: PCIe x16 of the card's generation
     nvlink_gb_s: float | None  # GPU-to-GPU, all links, both directions; None without NVLink
-    source: str
+    source: str  # where the rates, memory and NVLink figures come from
+    pcie_source: str  # where the host link's rate comes from
 
 
 def gpu_peak(device_name: str) -> GpuPeak | None:
@@ -38,5 +39,6 @@ def gpu_peak(device_name: str) -> GpuPeak | None:
             if re.search(row["name_pattern"], device_name, flags=re.IGNORECASE):
                 number = {k: float(v) if v else None for k, v in row.items()
                           if k.endswith(("_tflops", "_gb_s"))}
-                return GpuPeak(model=row["model"], source=row["source"], **number)  # type: ignore[arg-type]
+                return GpuPeak(model=row["model"], source=row["source"],  # type: ignore[arg-type]
+                               pcie_source=row["pcie_source"], **number)
     return None

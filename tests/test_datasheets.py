@@ -57,6 +57,7 @@ def test_table_is_sane() -> None:
         assert peak.bf16_tflops is None or peak.bf16_tflops > peak.fp32_tflops
         assert peak.memory_gb_s is not None and peak.memory_gb_s > 100
         assert peak.pcie_gb_s in (15.75, 31.5, 63.0)  # PCIe 3.0, 4.0, 5.0 x16, one way
+        assert peak.pcie_source == "PCI-SIG's x16 rate"  # the link rate's own source
         assert peak.nvlink_gb_s is None or peak.nvlink_gb_s > peak.pcie_gb_s
 
 
