@@ -110,6 +110,16 @@ def noise_summary(timings: Iterable[Timing]) -> str:
             "re-run on an idle machine before trusting them")
 
 
+def _wait_for_accelerator() -> None:
+    """Wait for the current accelerator's queue, if this process has started using it."""
+    if not torch.accelerator.is_available():
+        return
+    acc = torch.accelerator.current_accelerator()
+    if acc is not None and acc.type == "cuda" and not torch.cuda.is_initialized():
+        return  # CUDA not started here: nothing queued (and no context to create for it)
+    synchronize(None)
+
+
 def _busy_seconds() -> tuple[float, float]:
     """CPU seconds spent so far by the whole machine (all cores) and by this process."""
     machine = psutil.cpu_times()
@@ -126,7 +136,8 @@ def benchmark(fn: Callable[..., Any], *args: Any, device: str | torch.device | N
     Each block repeats the call enough times to last about min_run_time / blocks seconds, so
     the whole measurement takes about `min_run_time` (at least MIN_BLOCKS calls of a slow
     function). `device` is the device whose queue must be waited on; by default the device of
-    the first tensor argument, else the best available one. CPU work uses
+    the first tensor argument, else the best available one. Timing a CPU device also waits for
+    the current accelerator, in case `fn` launches work there. CPU work uses
     torch.get_num_threads() threads unless `num_threads` says otherwise. The statistics come
     from torch.utils.benchmark's Measurement; the result also records the load that other
     programs put on the CPU meanwhile, so that it can say when it is too noisy to trust.
@@ -145,8 +156,11 @@ def benchmark(fn: Callable[..., Any], *args: Any, device: str | torch.device | N
         raise ValueError(f"num_threads must be at least 1, got {threads}.")
 
     def clock() -> float:
-        # Read before and after each block: wait for the device's queue to drain first.
+        # Read before and after each block: wait for the device's queue to drain first, and
+        # for the current accelerator's too, which a function given CPU tensors may still use.
         synchronize(dev)
+        if dev.type in ("cpu", "meta"):
+            _wait_for_accelerator()
         return _clock()
 
     timer = timeit.Timer(stmt="fn(*args, **kwargs)", timer=clock,
@@ -156,7 +170,7 @@ def benchmark(fn: Callable[..., Any], *args: Any, device: str | torch.device | N
     try:
         for _ in range(warmup):
             fn(*args, **kwargs)
-        synchronize(dev)
+        clock()
         # Seconds per call: time 1, 10, 100, ... calls until a batch lasts a tenth of a block.
         block_time = min_run_time / blocks
         number = 1

@@ -102,7 +102,9 @@ def test_mac_cases() -> None:
     no_mps = probes(MAC, mps_built=False, mps_available=False, accelerator=None)
     assert "Intel Mac" in only(diagnose_gpu(no_mps), "built without MPS").fix
     old_macos = probes(MAC, mps_available=False, mac_version="12.1", accelerator=None)
-    only(diagnose_gpu(old_macos), "macOS 12.3 or newer", "macOS 12.1")
+    only(diagnose_gpu(old_macos), "macOS 14.0 or newer", "macOS 12.1")
+    ventura = probes(MAC, mps_available=False, mac_version="13.6.1", accelerator=None)
+    only(diagnose_gpu(ventura), "macOS 14.0 or newer", "macOS 13.6.1")  # older torch ran here
     unavailable = probes(MAC, mps_available=False, accelerator=None)
     only(diagnose_gpu(unavailable), "is_available() is False")
 

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from course_utils import Timing, load_results, results_file, save_results
+import course_utils.results as results_module
+from course_utils import Timing, load_results, results_file, results_folder, save_results
 
 
 def test_save_then_load_keeps_every_key(tmp_path: Path) -> None:
@@ -55,3 +56,38 @@ def test_bad_input(tmp_path: Path) -> None:
         save_results("", {}, device_name="x", folder=tmp_path)
     with pytest.raises(ValueError, match="file name"):
         results_file("***")
+
+
+def test_merge_adds_to_a_dict_key(tmp_path: Path) -> None:
+    save_results("headline", {"a": 1, "b": 2}, device_name="G", folder=tmp_path)
+    path = save_results("headline", {"b": 3, "c": None}, device_name="G", folder=tmp_path,
+                        merge=True)
+    assert json.loads(path.read_text())["headline"] == {"a": 1, "b": 3, "c": None}
+    save_results("headline", {"d": 4}, device_name="G", folder=tmp_path)  # no merge: replaced
+    assert json.loads(path.read_text())["headline"] == {"d": 4}
+    with pytest.raises(TypeError, match="dict"):
+        save_results("headline", [1], device_name="G", folder=tmp_path, merge=True)
+
+
+def test_results_go_where_the_reader_says(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COURSE_RESULTS_DIR", str(tmp_path / "mine"))
+    assert results_folder() == tmp_path / "mine"
+    path = save_results("sweeps", {"x": 1}, device_name="GPU Y")
+    assert path == tmp_path / "mine" / "gpu-y.json"
+    assert [r.path for r in load_results("sweeps")] == [path]  # read back with no folder named
+
+
+def test_an_installed_package_writes_to_the_working_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Outside a checkout (a wheel in site-packages) the package's own folder is not the reader's.
+    monkeypatch.delenv("COURSE_RESULTS_DIR", raising=False)
+    site = tmp_path / "site-packages" / "course_utils" / "data" / "results"
+    monkeypatch.setattr(results_module, "data_path", lambda *parts: site)
+    monkeypatch.chdir(tmp_path)
+    assert results_folder() == tmp_path / "course_results"
+    checkout = tmp_path / "course"
+    (checkout / "notebooks").mkdir(parents=True)
+    (checkout / "pyproject.toml").write_text("")
+    in_checkout = checkout / "course_utils" / "data" / "results"
+    monkeypatch.setattr(results_module, "data_path", lambda *parts: in_checkout)
+    assert results_folder() == in_checkout  # a checkout: its recordings can be committed

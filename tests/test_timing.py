@@ -60,6 +60,22 @@ def test_device_is_synchronised_around_each_block(monkeypatch: pytest.MonkeyPatc
     assert waited and all(d == torch.device("meta") for d in waited)
 
 
+def test_cpu_timing_also_waits_for_the_current_accelerator(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A function given CPU tensors may launch accelerator work: the clock waits for both queues.
+    waited: list[torch.device | None] = []
+    monkeypatch.setattr(timing_module, "synchronize", lambda d: waited.append(d))
+    monkeypatch.setattr(torch.accelerator, "is_available", lambda: True)
+    monkeypatch.setattr(torch.accelerator, "current_accelerator", lambda: torch.device("xpu"))
+    benchmark(lambda: None, device="cpu", warmup=1, min_run_time=0.01)
+    assert torch.device("cpu") in waited and None in waited  # None: the current accelerator
+    assert waited.count(None) == waited.count(torch.device("cpu"))
+    waited.clear()  # a CUDA that this process never started has nothing queued: no wait
+    monkeypatch.setattr(torch.accelerator, "current_accelerator", lambda: torch.device("cuda"))
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
+    benchmark(lambda: None, device="cpu", warmup=1, min_run_time=0.01)
+    assert waited and None not in waited
+
+
 def test_device_taken_from_tensor_argument() -> None:
     x = torch.ones(3, device="meta")
     assert benchmark(torch.add, x, x, min_run_time=0.01).device == "meta"

@@ -1,0 +1,64 @@
+"""Pinned FP32 precision, TF32 capability and the 16-bit type per device, against torch's own state."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from course_utils import half_dtype, pin_fp32_precision, tf32_capable
+
+
+@pytest.fixture
+def restore_precision():
+    saved = (torch.get_float32_matmul_precision(), torch.backends.cuda.matmul.allow_tf32,
+             torch.backends.cudnn.allow_tf32)
+    yield
+    torch.set_float32_matmul_precision(saved[0])
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved[1:]
+
+
+def test_pin_switches_tf32_off_everywhere(restore_precision, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", raising=False)
+    monkeypatch.delenv("NVIDIA_TF32_OVERRIDE", raising=False)
+    torch.set_float32_matmul_precision("high")  # TF32 allowed, as NGC containers set it
+    torch.backends.cudnn.allow_tf32 = True  # PyTorch's default for convolutions
+    line = pin_fp32_precision()
+    assert torch.get_float32_matmul_precision() == "highest"
+    assert torch.backends.cuda.matmul.allow_tf32 is False
+    assert torch.backends.cudnn.allow_tf32 is False
+    assert "TF32 off" in line and "highest" in line and "but" not in line
+
+
+def test_pin_flags_an_environment_override(restore_precision, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1")
+    line = pin_fp32_precision()
+    assert "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 is set" in line
+    monkeypatch.setenv("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "0")  # 0 overrides nothing
+    assert "is set" not in pin_fp32_precision()
+
+
+@pytest.mark.parametrize("capability,tf32,half", [
+    ((7, 5), False, torch.float16),  # T4: no TF32, no native bfloat16
+    ((7, 0), False, torch.float16),  # V100
+    ((8, 0), True, torch.bfloat16),  # A100
+    ((9, 0), True, torch.bfloat16),  # H100
+])
+def test_by_compute_capability(monkeypatch: pytest.MonkeyPatch, capability, tf32, half) -> None:
+    # Simulated NVIDIA GPUs: the answers follow the compute capability torch reports.
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
+    monkeypatch.setattr(torch.version, "hip", None)
+    assert tf32_capable("cuda:0") is tf32
+    assert half_dtype("cuda:0") == half
+
+
+def test_cpu_and_other_devices() -> None:
+    assert tf32_capable("cpu") is False and half_dtype("cpu") == torch.bfloat16
+    assert tf32_capable("mps") is False and half_dtype("mps") == torch.float16
+
+
+@pytest.mark.gpu
+def test_this_gpu_agrees_with_torch() -> None:
+    major, _ = torch.cuda.get_device_capability()
+    assert tf32_capable("cuda") is (major >= 8)
+    assert (half_dtype("cuda") == torch.bfloat16) is torch.cuda.is_bf16_supported(including_emulation=False)
