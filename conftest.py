@@ -22,12 +22,13 @@ os.environ.setdefault("JUPYTER_PREFER_ENV_PATH", "1")
 @pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     """Split the suite over workers: a test module or a notebook (nbval) stays in one worker,
-    since its tests share fixtures or one kernel; each papermill run goes its own way."""
+    since its tests share fixtures or one kernel; the recording command's course run goes its
+    own way, apart from the other tests of its module."""
     from xdist.scheduler import LoadScopeScheduling
 
     class CourseScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            if "::test_notebook_runs_with_injected_parameters[" in nodeid:
+            if "::test_the_command_runs_the_course_at_the_ci_preset" in nodeid:
                 return nodeid
             return nodeid.split("::", 1)[0]
 
@@ -35,21 +36,22 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
 
 
 # Rough seconds each part of the suite takes on a 2-core machine (measured 2026-11-22), used
-# only to order the work: longest first, so that the workers finish together. A notebook has
-# two runs, nbval at its defaults and papermill at its CI preset; anything unlisted counts
-# as a second.
-_NOTEBOOK_SECONDS = {"00": (4, 5), "01": (27, 12), "02": (9, 10), "03": (32, 15),
-                     "04": (7, 10), "05": (40, 28), "06": (9, 9)}
-_MODULE_SECONDS = {"test_wheel.py": 18, "test_render.py": 14, "test_timing.py": 3}
+# only to order the work: longest first, so that the workers finish together. A notebook's
+# nbval run at its defaults; the recording command runs all of them at the CI preset in one
+# test; anything unlisted counts as a second.
+_NOTEBOOK_SECONDS = {"00": 4, "01": 27, "02": 9, "03": 32, "04": 7, "05": 40, "06": 9}
+_COURSE_RUN_SECONDS = 100
+_MODULE_SECONDS = {"test_gpu_run.py": 20, "test_wheel.py": 18, "test_render.py": 14,
+                   "test_timing.py": 3}
 
 
 def _cost_rank(item: pytest.Item) -> float:
     """Sort key: minus the rough seconds of the notebook run or test module `item` is in."""
     name = item.path.name
     if item.path.suffix == ".ipynb":
-        return -_NOTEBOOK_SECONDS.get(name[:2], (10, 10))[0]
-    if item.name.startswith("test_notebook_runs_with_injected_parameters"):
-        return -_NOTEBOOK_SECONDS.get(item.callspec.id[:2], (10, 10))[1]
+        return -_NOTEBOOK_SECONDS.get(name[:2], 10)
+    if item.name == "test_the_command_runs_the_course_at_the_ci_preset":
+        return -_COURSE_RUN_SECONDS
     return -_MODULE_SECONDS.get(name, 1)
 
 

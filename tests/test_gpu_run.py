@@ -1,0 +1,124 @@
+"""The recording command (tools.gpu_run): the whole course at the CI preset, and its bookkeeping.
+
+The first test is the command as a GPU machine runs it, on whatever device is here (the CPU in
+CI), at the small CI preset: every notebook must pass, and the recording must hold its
+headline block. The others check, on tiny notebooks, that a failing or hung notebook is written
+down with its cell and the run goes on.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from tests.nbtools import REPO, course_notebooks, read
+from tools import gpu_run
+
+COMMAND_TIMEOUT = 1800  # seconds for the whole course at the CI preset (about 2 min on 2 cores)
+
+
+@pytest.mark.notebook
+def test_the_command_runs_the_course_at_the_ci_preset(tmp_path: Path) -> None:
+    notebooks = course_notebooks()
+    before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in notebooks}
+    out = tmp_path / "run"
+    done = subprocess.run([sys.executable, "-m", "tools.gpu_run", "--presets", "ci",
+                           "--out", str(out), "--cell-timeout", "300"],
+                          cwd=REPO, capture_output=True, text=True, timeout=COMMAND_TIMEOUT)
+    summary = json.loads((out / "summary.json").read_text())
+    failed = [f"{r['notebook']}: {r['status']}: {r['error']}" for r in summary["runs"]
+              if r["status"] != "passed"]
+    assert not failed, "\n".join(failed)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert [r["notebook"] for r in summary["runs"]] == [p.name for p in notebooks]
+    assert summary["gpu_tests"]["status"] == "passed"
+    for path in notebooks:
+        executed = read(out / "executed" / "ci" / path.name)
+        (injected,) = [c for c in executed.cells
+                       if "injected-parameters" in c.metadata.get("tags", [])]
+        assert "DEVICE = None" in injected.source  # the best device here, as on a GPU machine
+        if "SAVE_RESULTS" in gpu_run.parameter_names(path):
+            assert "SAVE_RESULTS = True" in injected.source  # the last preset records
+        assert not [o for c in executed.cells if c.cell_type == "code" for o in c.outputs
+                    if o.output_type == "error"]
+        assert hashlib.sha256(path.read_bytes()).hexdigest() == before[path], "source changed"
+    # The recording, in the run's folder (not the checkout's), with the machine and the headline.
+    (recording,) = (out / "results").glob("*.json")
+    data = json.loads(recording.read_text())
+    assert data["device"] == summary["device_name"] and data["torch"] == summary["torch"]
+    assert data["machine"]["cpu_threads"] == summary["cpu_threads"]
+    assert set(data["run_seconds"]) == {f"{p.name} (ci)" for p in notebooks}
+    headline = data["headline"]
+    for keys in gpu_run.HEADLINE:  # every figure is there, a number or None (no GPU here)
+        assert any(k in headline for k in keys.split("|")), keys
+    for key in ("matmul_fp32_TFLOPs", "peaks_mlp_epoch_ms_eager"):  # measured on any device
+        assert isinstance(headline[key], (int, float)) and headline[key] > 0, key
+    assert summary["headline"] == headline
+    assert "| 06_where_time_goes.ipynb | ci | passed |" in (out / "summary.md").read_text()
+
+
+def _notebook(path: Path, *sources: str) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    params = nbformat.v4.new_code_cell("DEVICE = None\nSAVE_RESULTS = False")
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params] + [nbformat.v4.new_code_cell(s) for s in sources]
+    nbformat.write(nb, path)
+    return path
+
+
+def test_failures_and_hangs_are_written_down_and_the_run_goes_on(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    notebooks = [
+        _notebook(tmp_path / "10_fails.ipynb", "x = 1", "# divide\n1 / 0"),
+        _notebook(tmp_path / "11_hangs.ipynb", "import time\ntime.sleep(600)"),
+        _notebook(tmp_path / "12_records.ipynb",
+                  "import os, json, pathlib\n"
+                  "assert SAVE_RESULTS, 'the recording preset sets SAVE_RESULTS'\n"
+                  "from course_utils import save_results\n"
+                  "save_results('headline', {'matmul_fp32_TFLOPs': 1.5}, device_name='Fake GPU',"
+                  " merge=True)"),
+    ]
+    out = tmp_path / "run"
+    code = gpu_run.main([*map(str, notebooks), "--presets", "defaults", "--out", str(out),
+                         "--timeout", "40", "--no-tests"])
+    assert code == 1  # not everything passed
+    rows = json.loads((out / "summary.json").read_text())["runs"]
+    assert [(r["notebook"], r["status"]) for r in rows] == [
+        ("10_fails.ipynb", "failed"), ("11_hangs.ipynb", "timed out"),
+        ("12_records.ipynb", "passed")]
+    assert rows[0]["error"] == "cell 2 ('# divide'): ZeroDivisionError: division by zero"
+    assert rows[1]["error"] == "the whole notebook ran longer than 40 s and was stopped"
+    summary = (out / "summary.md").read_text()
+    assert "| 10_fails.ipynb | defaults | failed |" in summary
+    assert "| matmul_fp32_TFLOPs | 1.5 |" in summary  # the recording went to the run's folder
+    assert json.loads((out / "results" / "fake-gpu.json").read_text())["headline"] == {
+        "matmul_fp32_TFLOPs": 1.5}
+    assert "h2d_pinned_GBps (notebook 02)" in summary  # what is missing is named
+
+
+def test_a_cell_past_its_time_limit_is_named(tmp_path: Path) -> None:
+    source = _notebook(tmp_path / "13_slow.ipynb", "import time\ntime.sleep(600)")
+    row = gpu_run.run_notebook(source, tmp_path / "out" / source.name, {}, env=dict(os.environ),
+                               timeout=300, cell_timeout=3)
+    assert row.status == "timed out"
+    assert row.error == "13_slow.ipynb: cell 1 ('import time') ran longer than 3 s and was stopped"
+
+
+def test_presets_and_headline_gaps(tmp_path: Path) -> None:
+    assert gpu_run.load_preset("defaults") == {}
+    assert "01_why_gpus.ipynb" in gpu_run.load_preset("gpu")
+    with pytest.raises(SystemExit, match="no preset 'huge'.*defaults, ci, gpu"):
+        gpu_run.load_preset("huge")
+    full = {k.split("|")[-1]: 1.0 for k in gpu_run.HEADLINE}
+    assert gpu_run.headline_gaps(full) == []
+    assert gpu_run.headline_gaps({**full, "d2d_GBps": None}) == ["d2d_GBps (notebook 02)"]
+    assert gpu_run.parameter_names(REPO / "notebooks" / "01_why_gpus.ipynb") >= {
+        "DEVICE", "SAVE_RESULTS"}
