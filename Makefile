@@ -5,8 +5,21 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 ASSETS := node_modules/.package-lock.json
 # TORCH_INDEX= installs PyTorch from that index first (e.g. https://download.pytorch.org/whl/cpu):
-# requirements.txt then keeps it, since it accepts any torch>=2.7 (README.md, "Install").
+# requirements.txt then keeps it, since it accepts any torch>=2.9 (README.md, "Install").
 TORCH_INDEX ?=
+# WHEELHOUSE= installs from that folder alone, with no index (a cluster's compute node: see
+# README.md, "On a GPU cluster"); `make wheelhouse` fills it on a machine with internet.
+# VENV_FLAGS=--system-site-packages lets the environment use a torch the system already has.
+WHEELHOUSE ?=
+VENV_FLAGS ?=
+WHEELHOUSE_PYTHONS ?= 3.10 3.11 3.12 3.13
+OFFLINE := $(if $(WHEELHOUSE),--no-index --find-links $(abspath $(WHEELHOUSE)),)
+# make floor: the oldest torch the course declares (requirements.txt), in an environment of
+# its own, running every notebook at its defaults.
+FLOOR_TORCH ?= 2.9.0
+FLOOR_VENV  ?= .venv-floor
+# make gpu-run: PRESETS= overrides its presets (default: defaults,gpu; the last one records).
+PRESETS ?=
 # make course: DEVICE= forces a device (cpu, cuda:0, mps); PARAMS= names a JSON file of
 # per-notebook parameters (notebooks/params/ci.json small and fast, gpu.json full size).
 DEVICE ?=
@@ -16,7 +29,7 @@ SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
 
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: help install lab test stress course browser clean
+.PHONY: help install lab test stress course browser clean gpu-run wheelhouse floor
 
 help:
 	@echo "make lab     install, then open JupyterLab on notebooks/"
@@ -24,13 +37,17 @@ help:
 	@echo "make stress  install, then run every widget cell 50 times under CPU load"
 	@echo "make course  install, then execute and render every notebook into build/"
 	@echo "             (DEVICE=cpu|cuda:0|mps, PARAMS=notebooks/params/gpu.json)"
-	@echo "make clean   remove the virtual environment, node_modules/ and build/"
+	@echo "make gpu-run install, then record the course on the best device here into build/gpu-run/"
+	@echo "             (every notebook at its defaults and at gpu.json, the GPU tests, a summary)"
+	@echo "make wheelhouse  download what an offline install needs, besides torch, into wheelhouse/"
+	@echo "make floor   every notebook at its defaults with the oldest torch the course declares"
+	@echo "make clean   remove the virtual environments, node_modules/, build/ and wheelhouse/"
 
 $(STAMP): requirements.txt pyproject.toml
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(PYTHON) -m venv $(VENV_FLAGS) $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade $(OFFLINE) pip
 	$(if $(TORCH_INDEX),$(BIN)/python -m pip install --quiet --no-compile torch --index-url $(TORCH_INDEX),)
-	$(BIN)/python -m pip install --quiet --no-compile -r requirements.txt
+	$(BIN)/python -m pip install --quiet --no-compile $(OFFLINE) -r requirements.txt
 # Byte-compile the installed packages on every core (pip does it on one: 17 s longer on a
 # 2-core machine). As under pip, the few files written for newer Pythons fail and are skipped.
 	$(BIN)/python -m compileall -qq -j 0 "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" || true
@@ -66,5 +83,33 @@ stress: $(STAMP)
 course: $(STAMP) $(ASSETS)
 	$(BIN)/python -m tools.render $(if $(DEVICE),--device $(DEVICE),) $(if $(PARAMS),--params $(PARAMS),)
 
+# Record the course on this machine (tools/gpu_run.py): one folder under build/gpu-run/.
+gpu-run: $(STAMP)
+	$(BIN)/python -m tools.gpu_run $(if $(DEVICE),--device $(DEVICE),) $(if $(PRESETS),--presets $(PRESETS),)
+
+# Everything `make install` needs besides torch, for Linux x86-64 and each of WHEELHOUSE_PYTHONS,
+# into wheelhouse/ (or WHEELHOUSE=): pip and setuptools too, so that the offline install can build
+# the course's own package.
+wheelhouse:
+	@mkdir -p $(or $(WHEELHOUSE),wheelhouse)
+	grep -v -E '^[[:space:]]*(torch([<>=!~ ]|$$)|-e )' requirements.txt > $(or $(WHEELHOUSE),wheelhouse)/requirements-besides-torch.txt
+	for v in $(WHEELHOUSE_PYTHONS); do \
+	  $(PYTHON) -m pip download --quiet --only-binary=:all: --implementation cp --python-version $$v \
+	    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 \
+	    --platform manylinux2014_x86_64 --platform manylinux1_x86_64 \
+	    -d $(or $(WHEELHOUSE),wheelhouse) pip "setuptools>=70.1" \
+	    -r $(or $(WHEELHOUSE),wheelhouse)/requirements-besides-torch.txt || exit 1; \
+	done
+	@echo "wheelhouse: $$(ls $(or $(WHEELHOUSE),wheelhouse)/*.whl | wc -l) wheels, $$(du -sh $(or $(WHEELHOUSE),wheelhouse) | cut -f1)"
+
+# Not part of `make test`: a new environment with torch $(FLOOR_TORCH) (from TORCH_INDEX if given),
+# then every notebook at its defaults on the best device here (tools/gpu_run.py).
+floor:
+	$(PYTHON) -m venv $(FLOOR_VENV)
+	$(FLOOR_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(FLOOR_VENV)/bin/python -m pip install --quiet --no-compile torch==$(FLOOR_TORCH) $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX),)
+	$(FLOOR_VENV)/bin/python -m pip install --quiet --no-compile -r requirements.txt
+	$(FLOOR_VENV)/bin/python -m tools.gpu_run --presets defaults --no-tests --out build/floor-torch-$(FLOOR_TORCH) $(if $(DEVICE),--device $(DEVICE),)
+
 clean:
-	rm -rf $(VENV) node_modules build
+	rm -rf $(VENV) $(FLOOR_VENV) node_modules build wheelhouse
