@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -64,6 +66,52 @@ def test_clear_errors(script: Any, env: dict[str, str], args: list[str], message
                                       else "")
     assert stopped.value.code != 0 and message in said
     assert not list(tmp_path.glob("rank*.json"))
+
+
+# One rank, on the CPU, in a fresh interpreter (it ends with os._exit, as the script does, so
+# that no process group is torn down while FSDP holds it): wrap the model with FSDP, watching
+# every fully_shard call, and time an all-reduce with per_call().
+MESH_CHECK = """
+import json, os, sys
+import torch, torch.distributed as dist, torch.distributed.fsdp as fsdp_api
+from importlib.util import module_from_spec, spec_from_file_location
+spec = spec_from_file_location("ddp_train", sys.argv[1])
+script = module_from_spec(spec)
+spec.loader.exec_module(script)
+meshes, real = [], fsdp_api.fully_shard
+def spy(module, **kw):
+    meshes.append(kw.get("mesh"))
+    return real(module, **kw)
+fsdp_api.fully_shard = spy
+rank, local_rank, world_size, device = script.setup("cpu", 0, 60.0)
+model = script.wrap(script.make_model(4), "fsdp", device)
+t = script.per_call(lambda: dist.all_reduce(torch.ones(8)), 3, device)
+print(json.dumps({"device": str(device), "calls": len(meshes), "t": t,
+                  "passed": [m.device_type if m is not None else None for m in meshes],
+                  "params": sorted({(p.device_mesh.device_type, p.device.type)
+                                    for p in model.parameters()})}))
+sys.stdout.flush()
+os._exit(0)
+"""
+
+
+def test_fsdp_mesh_is_on_the_runs_device(tmp_path: Path) -> None:
+    # Without mesh=, fully_shard builds its mesh on the machine's accelerator, so on a GPU
+    # machine a CPU (gloo) run would be moved to the GPUs. Every call must get a CPU mesh.
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    env = {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "LOCAL_WORLD_SIZE": "1",
+           "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port)}
+    done = subprocess.run([sys.executable, "-c", MESH_CHECK, str(SCRIPT)], cwd=tmp_path,
+                          env={**os.environ, **env}, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert seen["device"] == "cpu"
+    assert seen["calls"] == 4 and seen["passed"] == ["cpu"] * 4  # 3 Linear layers, the root
+    assert seen["params"] == [["cpu", "cpu"]]  # DTensors on a CPU mesh, data on the CPU
+    assert seen["t"] > 0
 
 
 @pytest.mark.gpu

@@ -6,7 +6,8 @@ torchrun starts the processes and tells each who it is (RANK, LOCAL_RANK, WORLD_
         notebooks/scripts/ddp_train.py --out runs/two
 
 Every process (a "rank") does the same thing:
-1. joins the process group: backend gloo on CPUs, nccl on NVIDIA GPUs (cuda:LOCAL_RANK);
+1. joins the process group: backend gloo on CPUs, nccl on NVIDIA GPUs (cuda:LOCAL_RANK,
+   or cuda:FIRST_GPU+LOCAL_RANK with --first-gpu), with a timeout on every collective;
 2. builds the same model from the same seed and wraps it in DDP (a full copy on every
    rank), or with --strategy fsdp shards it with FSDP2's fully_shard (each rank keeps
    1/WORLD_SIZE of the parameters, gradients and optimizer state);
@@ -16,8 +17,9 @@ Every process (a "rank") does the same thing:
    FSDP all-gathers each layer's parameters before its forward and again before its
    backward, and reduce-scatters (averages, then shares out) the gradients;
 5. counts the bytes it holds of parameters, gradients and optimizer state;
-6. times training steps with and without that all-reduce (no_sync) to show its cost
-   (FSDP: a step, and an all-gather and a reduce-scatter of the parameters' size);
+6. times training steps with and without that all-reduce (no_sync) to show its cost,
+   and the all-reduce alone, as a run of back-to-back calls (FSDP: a step, and an
+   all-gather and a reduce-scatter of the parameters' size);
 7. writes what it saw to OUT/rank<R>.json, which notebook 05 reads and compares.
 
 The same file runs unchanged on one CPU, on several GPUs and on several machines.
@@ -32,11 +34,13 @@ import socket
 import statistics
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import torch
 import torch.distributed as dist
 from torch import nn
+from torch.distributed.device_mesh import init_device_mesh
 from torch.nn.parallel import DistributedDataParallel as DDP
 from torch.utils.data.distributed import DistributedSampler
 
@@ -49,6 +53,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, required=True, help="folder for rank<R>.json")
     p.add_argument("--device", choices=["auto", "cpu", "cuda"], default="auto",
                    help="auto: one GPU per rank when CUDA is available, else the CPU")
+    p.add_argument("--first-gpu", type=int, default=0,
+                   help="with CUDA, local rank r uses GPU first_gpu + r")
     p.add_argument("--grid", type=int, default=64, help="grid side: grid**2 samples")
     p.add_argument("--batch-size", type=int, default=512, help="all ranks together")
     p.add_argument("--epochs", type=int, default=10)
@@ -61,6 +67,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "optimizer state sharded over the ranks (FSDP2, fully_shard)")
     p.add_argument("--timing-steps", type=int, default=20,
                    help="steps timed with and without the gradient all-reduce")
+    p.add_argument("--repeats", type=int, default=10,
+                   help="collectives per timed run, back to back: the time is per call")
+    p.add_argument("--timeout", type=float, default=300,
+                   help="seconds a rank waits in a collective before it fails")
     p.add_argument("--threads", type=int, default=0,
                    help="CPU threads per rank; 0: the cores shared among local ranks")
     return p.parse_args(argv)
@@ -69,8 +79,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def check_args(args: argparse.Namespace, world_size: int) -> None:
     """Stop with a clear message when the sizes do not share out evenly over ranks."""
     n = args.grid**2
-    if args.grid < 2 or min(args.epochs, args.hidden, args.timing_steps) < 1:
-        sys.exit("need --grid >= 2 and positive --epochs, --hidden and --timing-steps")
+    if args.grid < 2 or min(args.epochs, args.hidden, args.timing_steps, args.repeats,
+                            args.timeout) <= 0 or args.first_gpu < 0:
+        sys.exit("need --grid >= 2, positive --epochs, --hidden, --timing-steps, "
+                 "--repeats and --timeout, and --first-gpu >= 0")
     if not world_size <= args.batch_size <= n or args.batch_size % world_size:
         sys.exit(f"--batch-size {args.batch_size} must be a multiple of the "
                  f"{world_size} rank(s) and at most the {n} samples (--grid squared)")
@@ -88,10 +100,13 @@ def wrap(model: nn.Sequential, strategy: str, device: torch.device) -> nn.Module
         return DDP(model, device_ids=[device.index] if device.type == "cuda" else None)
     from torch.distributed.fsdp import fully_shard  # here: its import takes most of a second
 
+    # The ranks, on this run's device type. Without mesh=, fully_shard builds its mesh on
+    # the machine's accelerator: on a GPU machine a CPU run would move to the GPUs.
+    mesh = init_device_mesh(device.type, (dist.get_world_size(),))
     for layer in model:
         if isinstance(layer, nn.Linear):
-            fully_shard(layer)  # gathered just before it is used, freed right after
-    return fully_shard(model)  # the root: the same module, its parameters now DTensors
+            fully_shard(layer, mesh=mesh)  # gathered just before it is used, freed after
+    return fully_shard(model, mesh=mesh)  # the root: its parameters now DTensors
 
 
 def local_bytes(tensors: list[torch.Tensor]) -> int:
@@ -99,23 +114,28 @@ def local_bytes(tensors: list[torch.Tensor]) -> int:
     return sum((t.to_local() if hasattr(t, "to_local") else t).nbytes for t in tensors)
 
 
-def setup(device_choice: str) -> tuple[int, int, int, torch.device]:
+def setup(device_choice: str, first_gpu: int, timeout: float
+          ) -> tuple[int, int, int, torch.device]:
     """Join the process group; return rank, local rank, world size and this device."""
     rank = int(os.environ["RANK"])  # 0 .. WORLD_SIZE-1 over all machines
     local_rank = int(os.environ["LOCAL_RANK"])  # 0 .. nproc_per_node-1 on this machine
     world_size = int(os.environ["WORLD_SIZE"])
     if device_choice == "auto":
         device_choice = "cuda" if torch.cuda.is_available() else "cpu"
+    # A rank that waits longer than this in a collective (another rank died or hung)
+    # fails with an error instead of holding its device forever.
+    wait_at_most = timedelta(seconds=timeout)
     if device_choice == "cuda":
-        if local_rank >= torch.cuda.device_count():
+        if first_gpu + local_rank >= torch.cuda.device_count():
             sys.exit(f"local rank {local_rank} has no GPU: this machine has "
-                     f"{torch.cuda.device_count()}: use --nproc_per_node <= that")
-        device = torch.device("cuda", local_rank)  # each rank owns one GPU
+                     f"{torch.cuda.device_count()}: use --nproc_per_node <= that "
+                     f"minus --first-gpu ({first_gpu})")
+        device = torch.device("cuda", first_gpu + local_rank)  # each rank owns one GPU
         torch.cuda.set_device(device)
-        dist.init_process_group("nccl", device_id=device)
+        dist.init_process_group("nccl", device_id=device, timeout=wait_at_most)
     else:
         device = torch.device("cpu")
-        dist.init_process_group("gloo")
+        dist.init_process_group("gloo", timeout=wait_at_most)
     return rank, local_rank, world_size, device
 
 
@@ -124,6 +144,28 @@ def wait(device: torch.device) -> float:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
     return time.perf_counter()
+
+
+def per_call(collective, repeats: int, device: torch.device) -> float:
+    """Seconds per call of `collective`, timed over `repeats` calls back to back.
+
+    One call between two clock readings would add the launch and the synchronisation to
+    it. On a GPU, CUDA events on the stream time the calls; on the CPU, gloo's calls are
+    done when they return, so the clock does.
+    """
+    dist.barrier()  # start together: a rank's wait for a late one is not timed
+    if device.type == "cuda":
+        start, end = (torch.cuda.Event(enable_timing=True) for _ in range(2))
+        start.record()
+        for _ in range(repeats):
+            collective()
+        end.record()
+        end.synchronize()
+        return start.elapsed_time(end) / 1e3 / repeats  # elapsed_time is in ms
+    t0 = time.perf_counter()
+    for _ in range(repeats):
+        collective()
+    return (time.perf_counter() - t0) / repeats
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -136,7 +178,7 @@ def main(argv: list[str] | None = None) -> None:
     local_world = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
     threads = args.threads or max(1, (os.cpu_count() or 1) // local_world)
     torch.set_num_threads(threads)  # the ranks on one machine share its cores
-    rank, local_rank, world_size, device = setup(args.device)
+    rank, local_rank, world_size, device = setup(args.device, args.first_gpu, args.timeout)
     dtype = getattr(torch, args.dtype)
 
     # Every rank keeps the whole (small) data set on its device, as notebook 03 advises.
@@ -187,10 +229,10 @@ def main(argv: list[str] | None = None) -> None:
 
     # What does the gradient exchange cost? Time forward + backward on one batch with
     # the all-reduce and under no_sync() (no communication), and an all-reduce of a
-    # buffer the size of all gradients alone (FSDP: the step, and an all-gather and a
-    # reduce-scatter of that size). Every rank must run the same collectives,
-    # so the counts are fixed: an adaptive timer could stop one rank early and leave the
-    # others waiting forever.
+    # buffer the size of all gradients alone, per call of --repeats back to back (FSDP:
+    # the step, and an all-gather and a reduce-scatter of that size). Every rank must run
+    # the same collectives, so the counts are fixed: an adaptive timer could stop one
+    # rank early and leave the others waiting forever.
     xb, yb = X[order[:local_batch]], y[order[:local_batch]]
 
     def fwd_bwd() -> None:
@@ -207,19 +249,25 @@ def main(argv: list[str] | None = None) -> None:
     all_gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
     reduce_scatter = (getattr(dist, "reduce_scatter_single", None)  # newer names first
                       or dist.reduce_scatter_tensor)
-    timed = {"step_sync": fwd_bwd, "step_no_sync": fwd_bwd_no_sync,
-             "allreduce": lambda: dist.all_reduce(grads)}
+    steps_timed = {"step_sync": fwd_bwd, "step_no_sync": fwd_bwd_no_sync}
+    collectives = {"allreduce": lambda: dist.all_reduce(grads)}
     if args.strategy == "fsdp":  # its step all-gathers parameters, reduce-scatters
-        timed = {"step_sync": fwd_bwd, "allgather": lambda: all_gather(pieces, piece),
-                 "reduce_scatter": lambda: reduce_scatter(piece, pieces)}
-    times: dict[str, list[float]] = {name: [] for name in timed}
+        steps_timed = {"step_sync": fwd_bwd}
+        collectives = {"allgather": lambda: all_gather(pieces, piece),
+                       "reduce_scatter": lambda: reduce_scatter(piece, pieces)}
+    times: dict[str, list[float]] = {name: [] for name in [*steps_timed, *collectives]}
     dist.barrier()  # start the measurements together
     for k in range(3 + args.timing_steps):  # 3 warm-up rounds, not kept
-        for name, values in times.items():  # interleaved: all see the same conditions
+        for name, step in steps_timed.items():  # interleaved: the same conditions
             t0 = wait(device)
-            timed[name]()
+            step()
+            t = wait(device) - t0
             if k >= 3:
-                values.append(wait(device) - t0)
+                times[name].append(t)
+        for name, collective in collectives.items():
+            t = per_call(collective, args.repeats, device)
+            if k >= 3:
+                times[name].append(t)
 
     record = {
         "rank": rank, "local_rank": local_rank, "world_size": world_size,
