@@ -6,9 +6,9 @@ import os
 
 import torch
 
-# Environment variables that make cuBLAS use TF32 whatever the Python setting says
-# (NVIDIA's PyTorch containers read the first; the second is cuBLAS's own).
-TF32_OVERRIDES = ("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "NVIDIA_TF32_OVERRIDE")
+# Environment variables that make cuBLAS use TF32 whatever the Python setting says. (NVIDIA's
+# own NVIDIA_TF32_OVERRIDE only ever switches TF32 off, with 0, so it is not among them.)
+TF32_OVERRIDES = ("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE",)
 
 
 def pin_fp32_precision() -> str:
