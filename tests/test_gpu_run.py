@@ -74,34 +74,26 @@ def _notebook(path: Path, *sources: str) -> Path:
     return path
 
 
-def test_failures_and_hangs_are_written_down_and_the_run_goes_on(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failures_and_hangs_are_written_down_and_the_run_goes_on(tmp_path: Path) -> None:
+    # No torch in these notebooks: each starts in seconds. (The course run above records.)
     notebooks = [
-        _notebook(tmp_path / "10_fails.ipynb", "x = 1", "# divide\n1 / 0"),
-        _notebook(tmp_path / "11_hangs.ipynb", "import time\ntime.sleep(600)"),
-        _notebook(tmp_path / "12_records.ipynb",
-                  "import os, json, pathlib\n"
-                  "assert SAVE_RESULTS, 'the recording preset sets SAVE_RESULTS'\n"
-                  "from course_utils import save_results\n"
-                  "save_results('headline', {'matmul_fp32_TFLOPs': 1.5}, device_name='Fake GPU',"
-                  " merge=True)"),
+        _notebook(tmp_path / "10_hangs.ipynb", "import time\ntime.sleep(600)"),
+        _notebook(tmp_path / "11_fails.ipynb", "x = 1", "# divide\n1 / 0"),
+        _notebook(tmp_path / "12_passes.ipynb", "assert SAVE_RESULTS  # the recording preset sets it"),
     ]
     out = tmp_path / "run"
     code = gpu_run.main([*map(str, notebooks), "--presets", "defaults", "--out", str(out),
-                         "--timeout", "40", "--no-tests"])
+                         "--timeout", "15", "--no-tests"])
     assert code == 1  # not everything passed
     rows = json.loads((out / "summary.json").read_text())["runs"]
     assert [(r["notebook"], r["status"]) for r in rows] == [
-        ("10_fails.ipynb", "failed"), ("11_hangs.ipynb", "timed out"),
-        ("12_records.ipynb", "passed")]
-    assert rows[0]["error"] == "cell 2 ('# divide'): ZeroDivisionError: division by zero"
-    assert rows[1]["error"] == "the whole notebook ran longer than 40 s and was stopped"
+        ("10_hangs.ipynb", "timed out"), ("11_fails.ipynb", "failed"),
+        ("12_passes.ipynb", "passed")]
+    assert rows[0]["error"] == "the whole notebook ran longer than 15 s and was stopped"
+    assert rows[1]["error"] == "cell 2 ('# divide'): ZeroDivisionError: division by zero"
     summary = (out / "summary.md").read_text()
-    assert "| 10_fails.ipynb | defaults | failed |" in summary
-    assert "| matmul_fp32_TFLOPs | 1.5 |" in summary  # the recording went to the run's folder
-    assert json.loads((out / "results" / "fake-gpu.json").read_text())["headline"] == {
-        "matmul_fp32_TFLOPs": 1.5}
-    assert "h2d_pinned_GBps (notebook 02)" in summary  # what is missing is named
+    assert "| 11_fails.ipynb | defaults | failed |" in summary
+    assert "No recording was written" in summary
 
 
 def test_a_cell_past_its_time_limit_is_named(tmp_path: Path) -> None:
