@@ -34,6 +34,16 @@ def format_seconds(t: float) -> str:
     return f"{t / 1e-9:.3g} ns"
 
 
+def format_rate(per_second: float, unit: str = "FLOP") -> str:
+    """Write a throughput with a decimal prefix: '12.3 TFLOP/s' (unit "FLOP"), '45.6 GB/s' ("B")."""
+    if unit not in ("FLOP", "B"):
+        raise ValueError(f"unit must be 'FLOP' or 'B', got {unit!r}.")
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if abs(per_second) >= scale:
+            return f"{per_second / scale:.3g} {prefix}{unit}/s"
+    return f"{per_second:.3g} {unit}/s"
+
+
 @dataclass(frozen=True)
 class Timing:
     """The result of benchmark(): median and interquartile range in seconds, with context.
