@@ -1,9 +1,8 @@
-"""The course's data: the 'peaks' surface made on the fly, and the files in course_utils/data/."""
+"""The course's data: the 'peaks' surface made on the fly, and the files in data/."""
 
 from __future__ import annotations
 
 import math
-from importlib import resources
 from pathlib import Path
 
 import torch
@@ -39,9 +38,11 @@ def peaks_grid(
 
 
 def data_path(*parts: str) -> Path:
-    """Return the path of a file in the course's data folder, e.g. data_path("gpu_peaks.csv")."""
-    root = resources.files("course_utils")
-    if not isinstance(root, Path):
-        raise RuntimeError(f"course_utils is installed as {root!r}, not as files on disk: "
-                           "install it with pip (not zipped) to read its data.")
-    return root.joinpath("data", *parts)
+    """The path of a file in the course's data folder, e.g. data_path("gpu_peaks.csv").
+
+    In a checkout that is data/ beside course_utils/; an installed wheel carries it inside
+    the package.
+    """
+    package = Path(__file__).resolve().parent
+    shipped = package / "data"
+    return (shipped if shipped.is_dir() else package.parent / "data").joinpath(*parts)

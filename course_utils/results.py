@@ -1,8 +1,8 @@
 """Recorded results: results/<device>.json, one file per machine, one key per topic.
 
 Saving one key keeps the others, so each notebook adds its part. Layout: data/README.md.
-The recordings shipped with the course are in the package's data/results/; a reader's own go
-to results_folder(), which the reader owns.
+The recordings shipped with the course are in data/results/ (in an installed wheel, inside the
+package); a reader's own go to results_folder(), which the reader owns.
 """
 
 from __future__ import annotations
@@ -46,14 +46,14 @@ def results_folder() -> Path:
     """Where save_results writes by default: a folder the reader owns.
 
     $COURSE_RESULTS_DIR when set; else, in a checkout of the course (course_utils installed
-    in editable mode, as `make install` does), the checkout's course_utils/data/results/, so
-    that a recording can be committed; else ./course_results/ in the working directory (an
+    in editable mode, as `make install` does), the checkout's data/results/, so that a
+    recording can be committed; else ./course_results/ in the working directory (an
     installed package's own folder may be read-only, and a hosted notebook loses it at restart).
     """
     if os.environ.get(RESULTS_ENV):
         return Path(os.environ[RESULTS_ENV]).expanduser().resolve()
     shipped = data_path("results")
-    checkout = shipped.parent.parent.parent  # .../course_utils/data/results -> the checkout
+    checkout = shipped.parent.parent  # <checkout>/data/results -> the checkout
     if (checkout / "pyproject.toml").is_file() and (checkout / "notebooks").is_dir():
         return shipped
     return Path.cwd() / "course_results"

@@ -88,6 +88,6 @@ def test_an_installed_package_writes_to_the_working_directory(
     checkout = tmp_path / "course"
     (checkout / "notebooks").mkdir(parents=True)
     (checkout / "pyproject.toml").write_text("")
-    in_checkout = checkout / "course_utils" / "data" / "results"
+    in_checkout = checkout / "data" / "results"
     monkeypatch.setattr(results_module, "data_path", lambda *parts: in_checkout)
     assert results_folder() == in_checkout  # a checkout: its recordings can be committed

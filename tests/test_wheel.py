@@ -1,6 +1,6 @@
 """The course as an installed package: a wheel, in a new virtual environment, outside the checkout.
 
-The wheel is built from pyproject.toml and course_utils/ alone and installed into a new venv.
+The wheel is built from pyproject.toml, course_utils/ and data/ alone and installed into a new venv.
 That venv borrows the test environment's third-party packages (torch, Jupyter, papermill)
 through a .pth file instead of downloading them again, but not the checkout: course_utils
 can only come from the wheel. Notebook 00 then runs with papermill from a temporary folder:
@@ -39,8 +39,8 @@ def _run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     src = tmp_path_factory.mktemp("src")
     shutil.copy(REPO / "pyproject.toml", src)
-    shutil.copytree(REPO / "course_utils", src / "course_utils",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("course_utils", "data"):  # the package and the data shipped inside it
+        shutil.copytree(REPO / folder, src / folder, ignore=shutil.ignore_patterns("__pycache__"))
     dist = tmp_path_factory.mktemp("dist")
     done = _run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
                  "--quiet", "-w", str(dist), str(src)])
@@ -51,9 +51,9 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_wheel_holds_the_data(wheel: Path) -> None:
     names = set(zipfile.ZipFile(wheel).namelist())
-    shipped = {p.relative_to(REPO).as_posix()
-               for folder in ("course_utils/data",)
-               for p in (REPO / folder).rglob("*") if p.is_file()}
+    # The checkout's data/ ships inside the package as course_utils/data/.
+    shipped = {"course_utils/data/" + p.relative_to(REPO / "data").as_posix()
+               for p in (REPO / "data").rglob("*") if p.is_file()}
     assert shipped and shipped <= names, sorted(shipped - names)
     assert "course_utils/data/shi2016_table7.csv" in names
     # The instructor build and the tests are not part of the student package.
