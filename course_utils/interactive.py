@@ -15,7 +15,9 @@ def live_printout(fn: Callable[..., Any], **controls: widgets.ValueWidget) -> wi
     """Show `controls` above the text fn(**their values) prints, redrawn whenever one changes.
 
     The text goes into an HTML widget, not an Output widget (as `interact` uses), which can
-    deadlock a headless run (nbclient); the first text is also printed, for saved copies.
+    deadlock a headless run (nbclient). Displayed, the box also offers its current text as plain
+    text: a viewer without widgets (a saved copy, GitHub) shows that instead, JupyterLab the
+    controls and their text alone.
     """
     import ipywidgets as widgets  # here: scripts that import course_utils need no widgets
 
@@ -30,18 +32,26 @@ def live_printout(fn: Callable[..., Any], **controls: widgets.ValueWidget) -> wi
         if not control.description:
             control.description = name
     view = widgets.HTML()
+    text = [""]
 
-    def redraw(_change: Any = None) -> str:
+    def redraw(_change: Any = None) -> None:
         printed = io.StringIO()
         try:
             with contextlib.redirect_stdout(printed):
                 fn(**{name: control.value for name, control in controls.items()})
         except Exception as err:  # show it where the reader looks, not in the kernel's log
             printed.write(f"error: {type(err).__name__}: {err}\n")
-        view.value = f"<pre>{html.escape(printed.getvalue())}</pre>"
-        return printed.getvalue()
+        text[0] = printed.getvalue()
+        view.value = f"<pre>{html.escape(text[0])}</pre>"
+
+    class Printout(widgets.VBox):
+        def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+            bundle = super()._repr_mimebundle_(**kwargs)
+            if isinstance(bundle, dict):
+                bundle["text/plain"] = text[0]  # in place of "VBox(children=...)"
+            return bundle
 
     for control in controls.values():
         control.observe(redraw, names="value")
-    print(redraw(), end="")
-    return widgets.VBox([*controls.values(), view])
+    redraw()
+    return Printout([*controls.values(), view])

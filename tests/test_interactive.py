@@ -26,14 +26,18 @@ def test_text_follows_the_controls(capsys: pytest.CaptureFixture[str]) -> None:
 
     n, word = widgets.IntSlider(value=2, min=1, max=5), widgets.Dropdown(options=["a", "<b>"])
     box = live_printout(show, n=n, word=word)
-    assert capsys.readouterr().out == "aa\n"  # the first text, printed once for static copies
-    assert calls == [2]  # one call feeds both the printout and the view
+    assert capsys.readouterr().out == ""  # nothing printed: a printed copy would go stale
+    assert calls == [2]
     assert list(box.children[:2]) == [n, word]
     assert n.description == "n" and word.description == "word"
     assert _text(box) == "aa\n"
     n.value = 3
     assert _text(box) == "aaa\n"
-    assert capsys.readouterr().out == ""  # later texts go to the view only
+    assert capsys.readouterr().out == ""
+    # Displayed: the widget for JupyterLab, and the current text for a viewer without widgets.
+    bundle = box._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+    assert bundle["text/plain"] == "aaa\n"
     word.value = "<b>"
     assert _text(box) == "<b><b><b>\n"  # escaped in the HTML, the same text to the reader
     assert "&lt;b&gt;" in box.children[-1].value
