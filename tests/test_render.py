@@ -70,18 +70,43 @@ def test_notes_are_marked_asides_on_the_page(build: Path) -> None:
     assert " ".join(words) in " ".join(re.findall(r"[A-Za-z]+", re.sub(r"<[^>]+>", " ", asides[0])))
 
 
+_CSS_URL = re.compile(r"""(?:@import\s+(?:url\()?|url\()\s*['"]?([^'")\s;]+)""")
+_EXTERNAL = re.compile(r"^(https?:)?//")
+
+
+def _css_urls(css: Path, seen: set[Path]) -> list[str]:
+    """Every URL a stylesheet reaches (@import and url()), following its local imports."""
+    if css in seen or not css.is_file():
+        return []
+    seen.add(css)
+    found = []
+    for url in _CSS_URL.findall(css.read_text(errors="replace")):
+        found.append(url)
+        if url.endswith(".css") and not _EXTERNAL.match(url):
+            found += _css_urls((css.parent / url).resolve(), seen)
+    return found
+
+
 @needs_assets
 @pytest.mark.parametrize("kind", ["html", "slides"])
 def test_no_external_assets(build: Path, kind: str) -> None:
     for page in (build / kind).glob("*.html"):
+        text = page.read_text()
         parser = _AssetLinks()
-        parser.feed(page.read_text())
+        parser.feed(text)
         assert parser.urls, "no assets found: the parser saw nothing"
-        external = [u for u in parser.urls if re.match(r"^(https?:)?//", u)]
+        external = [u for u in parser.urls if _EXTERNAL.match(u)]
         assert not external, f"{page.name} loads {external}"
+        seen: set[Path] = set()
         for url in parser.urls:
             if not url.startswith("data:"):
-                assert (page.parent / url.split("?")[0]).resolve().is_file(), url
+                path = (page.parent / url.split("?")[0]).resolve()
+                assert path.is_file(), url
+                if path.suffix == ".css":  # a theme's fonts, its own imports
+                    external += [u for u in _css_urls(path, seen) if _EXTERNAL.match(u)]
+        # Stylesheets inside the page (nbconvert inlines some) may import too.
+        external += [u for u in _CSS_URL.findall(text) if _EXTERNAL.match(u)]
+        assert not external, f"{page.name} reaches {sorted(set(external))} through its stylesheets"
 
 
 def _blank(image: Image.Image) -> bool:

@@ -83,6 +83,9 @@ def exporter_config(vendor_url: str) -> Any:
     c.HTMLExporter.widget_renderer_url = f"{vendor_url}/html-manager/embed-amd.js"
     c.HTMLExporter.extra_template_basedirs = [str(TEMPLATES)]
     c.SlidesExporter.reveal_url_prefix = f"{vendor_url}/reveal.js"
+    # "white" ships its font (Source Sans Pro) beside it; nbconvert's default, "simple",
+    # imports its fonts from Google's servers.
+    c.SlidesExporter.reveal_theme = "white"
     c.SlidesExporter.reveal_scroll = True
     c.SlidesExporter.exclude_input_prompt = True
     c.SlidesExporter.exclude_output_prompt = True
