@@ -24,15 +24,23 @@ PRESETS ?=
 # per-notebook parameters (notebooks/params/ci.json small and fast, gpu.json full size).
 DEVICE ?=
 PARAMS ?=
+# make lab: PORT= and LAB_ARGS= pass on to JupyterLab (a remote machine or a container:
+# make lab PORT=8890 LAB_ARGS="--ip=0.0.0.0 --no-browser"). make fresh NOTEBOOK=05 replaces
+# your working copy of one notebook with the course's (the old one is kept in my-notebooks/old/).
+PORT     ?= 8888
+LAB_ARGS ?=
+NOTEBOOK ?=
 # Run a command as root: directly when we are root, else through sudo.
 SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
 
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: help install lab test stress course browser clean gpu-run wheelhouse floor
+.PHONY: help install lab fresh test stress course browser clean gpu-run wheelhouse floor
 
 help:
-	@echo "make lab     install, then open JupyterLab on notebooks/"
+	@echo "make lab     install, then open JupyterLab on your own copies of the notebooks"
+	@echo "             (my-notebooks/, which git ignores; PORT=8888, LAB_ARGS=\"--no-browser ...\")"
+	@echo "make fresh NOTEBOOK=05  replace your copy of one notebook with the course's"
 	@echo "make test    install, then run the whole test suite"
 	@echo "make stress  install, then run every widget cell 50 times under CPU load"
 	@echo "make course  install, then execute and render every notebook into build/"
@@ -67,8 +75,15 @@ browser:
 	  { echo "installing Chromium (Debian package)"; \
 	    $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq chromium; }
 
+# Students work in my-notebooks/ (git ignores it): notebooks/ stays clean, so tests and
+# `git pull` keep working. Copies are made on first use and never overwritten.
 lab: $(STAMP)
-	$(BIN)/jupyter lab --notebook-dir=notebooks $(if $(SUDO),,--allow-root)
+	$(BIN)/python -m tools.workspace
+	$(BIN)/jupyter lab --notebook-dir=my-notebooks --port=$(PORT) $(if $(SUDO),,--allow-root) $(LAB_ARGS)
+
+fresh: $(STAMP)
+	@test -n "$(NOTEBOOK)" || { echo "usage: make fresh NOTEBOOK=05 (a number or a name)"; exit 2; }
+	$(BIN)/python -m tools.workspace --fresh $(NOTEBOOK)
 
 # The browser and slide assets are best effort here: without them the slide test skips
 # (CI sets CI=true, where it fails instead).
@@ -111,5 +126,6 @@ floor:
 	$(FLOOR_VENV)/bin/python -m pip install --quiet --no-compile -r requirements.txt
 	$(FLOOR_VENV)/bin/python -m tools.gpu_run --presets defaults --no-tests --out build/floor-torch-$(FLOOR_TORCH) $(if $(DEVICE),--device $(DEVICE),)
 
+# my-notebooks/ holds the student's work: make clean leaves it.
 clean:
 	rm -rf $(VENV) $(FLOOR_VENV) node_modules build wheelhouse
