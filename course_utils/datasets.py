@@ -41,8 +41,10 @@ def data_path(*parts: str) -> Path:
     """The path of a file in the course's data folder, e.g. data_path("gpu_peaks.csv").
 
     In a checkout that is data/ beside course_utils/; an installed wheel carries it inside
-    the package.
+    the package. A leftover course_utils/data/ folder without the tables (an older checkout's
+    recordings, say) does not count.
     """
     package = Path(__file__).resolve().parent
     shipped = package / "data"
-    return (shipped if shipped.is_dir() else package.parent / "data").joinpath(*parts)
+    inside = (shipped / "gpu_peaks.csv").is_file()
+    return (shipped if inside else package.parent / "data").joinpath(*parts)

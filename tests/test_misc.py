@@ -40,3 +40,17 @@ def test_the_device_rule_catches_hard_coded_devices() -> None:
     fine = ['device.type == "cuda"', 'x.to(device)', 'x.cuda(device)', 'torch.cuda.synchronize(device)',
             'torch.device(accelerator.type, 0)', 'torch.cuda.is_available()']
     assert [_hard_coded_devices(code) for code in fine] == [[]] * len(fine)
+
+
+def test_data_path_ignores_a_leftover_package_data_folder(tmp_path, monkeypatch) -> None:
+    """A course_utils/data/ left behind without the tables must not hide the checkout's data/."""
+    import course_utils.datasets as datasets
+
+    package = tmp_path / "course_utils"
+    (package / "data" / "results").mkdir(parents=True)  # e.g. an older layout's recordings
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "gpu_peaks.csv").write_text("name_pattern\n")
+    monkeypatch.setattr(datasets, "__file__", str(package / "datasets.py"))
+    assert datasets.data_path("gpu_peaks.csv") == tmp_path / "data" / "gpu_peaks.csv"
+    (package / "data" / "gpu_peaks.csv").write_text("name_pattern\n")  # a wheel's layout
+    assert datasets.data_path("gpu_peaks.csv") == package / "data" / "gpu_peaks.csv"
