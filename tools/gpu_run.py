@@ -38,11 +38,11 @@ PARAMS = NOTEBOOKS / "params"
 # measures it (data/README.md). Where bfloat16 is missing the notebook writes the float16
 # figure instead; `shi_ms_per_batch` maps each network to its time per mini-batch.
 HEADLINE = {
-    "h2d_pinned_GBps": "02", "h2d_pageable_GBps": "02", "d2h_pinned_GBps": "02", "d2d_GBps": "02",
-    "matmul_fp32_TFLOPs": "01", "matmul_bf16_TFLOPs|matmul_fp16_TFLOPs": "01",
-    "shi_ms_per_batch": "01",
-    "peaks_mlp_epoch_ms_eager": "03", "peaks_mlp_epoch_ms_fast": "03",
-    "peaks_mlp_speedup_vs_cpu_40000": "03", "crossover_samples": "03",
+    "h2d_pinned_GBps": "04", "h2d_pageable_GBps": "04", "d2h_pinned_GBps": "04", "d2d_GBps": "04",
+    "matmul_fp32_TFLOPs": "02", "matmul_bf16_TFLOPs|matmul_fp16_TFLOPs": "02",
+    "shi_ms_per_batch": "02",
+    "peaks_mlp_epoch_ms_eager": "07", "peaks_mlp_epoch_ms_fast": "08",
+    "peaks_mlp_speedup_vs_cpu_40000": "07", "crossover_samples": "07",
 }
 NOTEBOOK_TIMEOUT = 3600  # seconds for one notebook, start to end
 CELL_TIMEOUT = 900  # seconds for one cell (tools.render's limit)
