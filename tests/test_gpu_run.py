@@ -61,7 +61,7 @@ def test_the_command_runs_the_course_at_the_ci_preset(tmp_path: Path) -> None:
     for key in ("matmul_fp32_TFLOPs", "peaks_mlp_epoch_ms_eager"):  # measured on any device
         assert isinstance(headline[key], (int, float)) and headline[key] > 0, key
     assert summary["headline"] == headline
-    assert "| 06_where_time_goes.ipynb | ci | passed |" in (out / "summary.md").read_text()
+    assert "| 14_where_time_goes.ipynb | ci | passed |" in (out / "summary.md").read_text()
 
 
 def _notebook(path: Path, *sources: str) -> Path:
@@ -111,6 +111,6 @@ def test_presets_and_headline_gaps(tmp_path: Path) -> None:
         gpu_run.load_preset("huge")
     full = {k.split("|")[-1]: 1.0 for k in gpu_run.HEADLINE}
     assert gpu_run.headline_gaps(full) == []
-    assert gpu_run.headline_gaps({**full, "d2d_GBps": None}) == ["d2d_GBps (notebook 02)"]
+    assert gpu_run.headline_gaps({**full, "d2d_GBps": None}) == ["d2d_GBps (notebook 04)"]
     assert gpu_run.parameter_names(REPO / "notebooks" / "01_why_gpus.ipynb") >= {
         "DEVICE", "SAVE_RESULTS"}
