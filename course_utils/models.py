@@ -1,4 +1,4 @@
-"""The peaks lab's network and training step, written out where they are taught (notebook 05)."""
+"""The peaks lab's network and training step, written out where they are taught (notebook 06)."""
 
 from __future__ import annotations
 
