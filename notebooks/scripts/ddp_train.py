@@ -20,7 +20,7 @@ Every process (a "rank") does the same thing:
 6. times training steps with and without that all-reduce (no_sync) to show its cost,
    and the all-reduce alone, as a run of back-to-back calls (FSDP: a step, and an
    all-gather and a reduce-scatter of the parameters' size);
-7. writes what it saw to OUT/rank<R>.json, which notebook 05 reads and compares.
+7. writes what it saw to OUT/rank<R>.json, which notebooks 12 and 13 read and compare.
 
 The same file runs unchanged on one CPU, on several GPUs and on several machines.
 """
@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> None:
     rank, local_rank, world_size, device = setup(args.device, args.first_gpu, args.timeout)
     dtype = getattr(torch, args.dtype)
 
-    # Every rank keeps the whole (small) data set on its device, as notebook 03 advises.
+    # Every rank keeps the whole (small) data set on its device, as notebook 09 advises.
     X, y = (t.to(dtype) for t in peaks_grid(args.grid, device=device))
     torch.manual_seed(args.seed)  # same start on every rank (DDP also copies rank 0's)
     model = make_model(args.hidden).to(device, dtype)
