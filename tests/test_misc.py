@@ -23,6 +23,9 @@ def test_check_answer_tolerance_and_strings() -> None:
     assert not check_answer("q", 120.0, 100.0, rel_tol=0.05)
     assert not check_answer("q", "abc", 100.0, rel_tol=0.05)
     assert check_answer("q", " CPU ", "cpu")
+    # "Within 50%" is of the expected value: twice it is not close, whichever side it is on.
+    assert check_answer("q", 1.5, 1.0, rel_tol=0.5) and check_answer("q", 0.5, 1.0, rel_tol=0.5)
+    assert not check_answer("q", 2.0, 1.0, rel_tol=0.5)
 
 
 def test_every_data_file_named_in_the_data_readme_ships_in_the_package() -> None:
