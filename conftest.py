@@ -35,12 +35,13 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     return CourseScheduling(config, log)
 
 
-# Rough seconds each part of the suite takes on a 2-core machine (measured 2026-11-22), used
+# Rough seconds each part of the suite takes on a 2-core machine (measured 2026-11-27), used
 # only to order the work: longest first, so that the workers finish together. A notebook's
 # nbval run at its defaults; the recording command runs all of them at the CI preset in one
 # test; anything unlisted counts as a second.
-_NOTEBOOK_SECONDS = {"00": 4, "01": 27, "02": 9, "03": 32, "04": 7, "05": 40, "06": 9}
-_COURSE_RUN_SECONDS = 100
+_NOTEBOOK_SECONDS = {"00": 5, "01": 19, "02": 22, "03": 7, "04": 8, "05": 6, "06": 20, "07": 15,
+                     "08": 12, "09": 20, "10": 10, "11": 14, "12": 24, "13": 47, "14": 15}
+_COURSE_RUN_SECONDS = 200
 _MODULE_SECONDS = {"test_gpu_run.py": 20, "test_wheel.py": 18, "test_render.py": 14,
                    "test_timing.py": 3}
 
