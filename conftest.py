@@ -28,7 +28,7 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
 
     class CourseScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            if "::test_the_command_runs_the_course_at_the_ci_preset" in nodeid:
+            if "::test_the_command_runs_the_recording_notebooks_at_the_ci_preset" in nodeid:
                 return nodeid
             return nodeid.split("::", 1)[0]
 
@@ -51,7 +51,7 @@ def _cost_rank(item: pytest.Item) -> float:
     name = item.path.name
     if item.path.suffix == ".ipynb":
         return -_NOTEBOOK_SECONDS.get(name[:2], 10)
-    if item.name == "test_the_command_runs_the_course_at_the_ci_preset":
+    if item.name == "test_the_command_runs_the_recording_notebooks_at_the_ci_preset":
         return -_COURSE_RUN_SECONDS
     return -_MODULE_SECONDS.get(name, 1)
 

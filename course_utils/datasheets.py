@@ -60,15 +60,15 @@ def gpu_peak(device_name: str) -> GpuPeak | None:
 def datasheet_row(device_name: str | None, reference: str) -> tuple[GpuPeak, str]:
     """The datasheet row for the GPU `device_name`, else the `reference` GPU's, and a line saying which.
 
-    `device_name` None means there is no GPU here. The line names the row used and, where the
-    GPU is not in the table, that the reference row stands in for it.
+    `device_name` None means no CUDA GPU is in use (the table lists NVIDIA GPUs). The line
+    names the row used and, where the GPU is not in the table, that the reference row stands in.
     """
     ref = gpu_peak(reference)
     if ref is None:
         raise ValueError(f"the reference GPU {reference!r} is not in the datasheet table "
                          f"({data_path('gpu_peaks.csv').name}); name a listed one, e.g. 'NVIDIA H200'.")
     if device_name is None:
-        return ref, f"datasheet: no GPU here, so the {ref.model} row stands in ({ref.source})"
+        return ref, f"datasheet: no CUDA GPU in use, so the {ref.model} row stands in ({ref.source})"
     own = gpu_peak(device_name)
     if own is not None:
         return own, f"datasheet: {device_name} is the {own.model} row ({own.source})"

@@ -111,6 +111,6 @@ def test_datasheet_row_says_which_row_stands_in() -> None:
     peak, line = datasheet_row("NVIDIA H100 80GB HBM3 MIG 1g.10gb", "NVIDIA H200")
     assert peak.model == "H200 SXM" and "MIG slice" in line
     peak, line = datasheet_row(None, "Tesla T4")
-    assert peak.model == "T4" and line.startswith("datasheet: no GPU here, so the T4 row")
+    assert peak.model == "T4" and line.startswith("datasheet: no CUDA GPU in use, so the T4 row")
     with pytest.raises(ValueError, match="reference GPU"):
         datasheet_row("NVIDIA H100", "NVIDIA A10G")
