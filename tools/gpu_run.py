@@ -1,7 +1,7 @@
 """Record the course on this machine: every notebook at each preset, the GPU tests, one folder.
 
     python -m tools.gpu_run                      # best device, defaults then notebooks/params/gpu.json
-    python -m tools.gpu_run --presets ci         # the small CI preset only (what the test suite runs)
+    python -m tools.gpu_run --presets ci         # the small CI preset only (the test suite's run)
     make gpu-run                                 # the same as the first line, after installing
 
 Each notebook runs headless (papermill) in a process of its own, with a time limit for each cell
