@@ -28,6 +28,7 @@ _clock = time.perf_counter
 
 def format_seconds(t: float) -> str:
     """Write a duration in seconds with a readable unit: '12.3 ms', '4.56 µs', '1.23 s'."""
+    t = float(f"{t:.3g}")  # rounded first, so 999.96 µs reads '1 ms', not '1e+03 µs'
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
         if abs(t) >= scale:
             return f"{t / scale:.3g} {unit}"
@@ -38,6 +39,7 @@ def format_rate(per_second: float, unit: str = "FLOP") -> str:
     """Write a throughput with a decimal prefix: '12.3 TFLOP/s' (unit "FLOP"), '45.6 GB/s' ("B")."""
     if unit not in ("FLOP", "B"):
         raise ValueError(f"unit must be 'FLOP' or 'B', got {unit!r}.")
+    per_second = float(f"{per_second:.3g}")  # rounded first, as in format_seconds
     for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(per_second) >= scale:
             return f"{per_second / scale:.3g} {prefix}{unit}/s"

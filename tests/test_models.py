@@ -40,7 +40,8 @@ def test_peaks_step_matches_a_written_out_adam_step() -> None:
 
 @pytest.mark.parametrize(("rate", "unit", "text"), [
     (12.34e12, "FLOP", "12.3 TFLOP/s"), (45.6e9, "B", "45.6 GB/s"), (999.0, "B", "999 B/s"),
-    (1.5e15, "FLOP", "1.5 PFLOP/s"), (2.5e3, "FLOP", "2.5 kFLOP/s")])
+    (1.5e15, "FLOP", "1.5 PFLOP/s"), (2.5e3, "FLOP", "2.5 kFLOP/s"),
+    (999.9e9, "FLOP", "1 TFLOP/s")])  # rounded before the prefix is chosen
 def test_format_rate(rate: float, unit: str, text: str) -> None:
     assert format_rate(rate, unit) == text
 

@@ -203,7 +203,9 @@ def test_load_from_other_programs_is_flagged() -> None:
     assert t.noisy and any("CPU cores busy" in reason for reason in t.noise)
 
 
-@pytest.mark.parametrize("seconds,text", [(1.5, "1.5 s"), (0.0025, "2.5 ms"), (3e-6, "3 µs"), (4e-9, "4 ns")])
+@pytest.mark.parametrize("seconds,text", [(1.5, "1.5 s"), (0.0025, "2.5 ms"), (3e-6, "3 µs"),
+                                          (4e-9, "4 ns"), (999.7e-6, "1 ms"), (0.99999, "1 s"),
+                                          (999.4e-6, "999 µs"), (-0.0025, "-2.5 ms")])
 def test_format_seconds(seconds: float, text: str) -> None:
     assert format_seconds(seconds) == text
 
