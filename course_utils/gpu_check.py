@@ -19,8 +19,8 @@ import torch
 # the CUDA Toolkit release notes, table "CUDA Toolkit and Minimum Required Driver Version".
 MIN_DRIVER = {"Linux": {13: (580, 0), 12: (525, 60), 11: (450, 80)},
               "Windows": {13: (580, 0), 12: (528, 33), 11: (452, 39)}}
-# The oldest macOS on which PyTorch's MPS backend works: 14.0 (Sonoma) from torch 2.8 on, the
-# course's floor being newer (PyTorch's MPS notes; 12.3 and then 13.0 for older releases).
+# The oldest macOS on which PyTorch's MPS backend works: 14.0 (Sonoma) for the releases the
+# course supports, 2.9 on (PyTorch's MPS notes; 12.3 and then 13.0 for older releases).
 MIN_MACOS = (14, 0)
 
 
