@@ -67,6 +67,9 @@ def test_the_command_runs_the_recording_notebooks_at_the_ci_preset(tmp_path: Pat
     for key in ("matmul_fp32_TFLOPs", "peaks_mlp_epoch_ms_eager"):  # measured on any device
         assert isinstance(headline[key], (int, float)) and headline[key] > 0, key
     assert summary["headline"] == headline
+    # The code it ran: the commit, and each notebook's code cells hashed.
+    assert data["course"]["commit"] == gpu_run.course_commit()
+    assert data["course"]["notebooks"] == {p.name: gpu_run.code_hashes(p) for p in notebooks}
     assert f"| {notebooks[-1].name} | ci | passed |" in (out / "summary.md").read_text()
 
 
@@ -102,12 +105,50 @@ def test_failures_and_hangs_are_written_down_and_the_run_goes_on(tmp_path: Path)
     assert "No recording was written" in summary
 
 
+def test_the_deadline_stops_the_run_and_cuda_variables_are_cleared(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(gpu_run, "MIN_START", 2)
+    monkeypatch.setenv("CUDA_LAUNCH_BLOCKING", "1")
+    notebooks = [
+        _notebook(tmp_path / "20_env.ipynb", "import os\nassert 'CUDA_LAUNCH_BLOCKING' not in os.environ"),
+        _notebook(tmp_path / "21_hangs.ipynb", "import time\ntime.sleep(600)"),
+        _notebook(tmp_path / "22_never.ipynb", "x = 1"),
+    ]
+    out = tmp_path / "run"
+    code = gpu_run.main([*map(str, notebooks), "--presets", "defaults", "--out", str(out),
+                         "--deadline", "12", "--no-tests"])
+    assert code == 1
+    summary = json.loads((out / "summary.json").read_text())
+    assert [(r["notebook"], r["status"]) for r in summary["runs"]] == [
+        ("20_env.ipynb", "passed"), ("21_hangs.ipynb", "timed out"), ("22_never.ipynb", "not run")]
+    assert summary["runs"][1]["seconds"] < 12  # cut at the deadline, not at its own hour
+    assert summary["runs"][2]["error"] == "the run's deadline (12 s) came first"
+    assert summary["cleared_variables"] == ["CUDA_LAUNCH_BLOCKING"]
+    assert "Cleared before the run (they change CUDA's behaviour): CUDA_LAUNCH_BLOCKING." in (
+        out / "summary.md").read_text()
+
+
 def test_a_cell_past_its_time_limit_is_named(tmp_path: Path) -> None:
     source = _notebook(tmp_path / "13_slow.ipynb", "import time\ntime.sleep(600)")
     row = gpu_run.run_notebook(source, tmp_path / "out" / source.name, {}, env=dict(os.environ),
                                timeout=300, cell_timeout=3)
     assert row.status == "timed out"
     assert row.error == "13_slow.ipynb: cell 1 ('import time') ran longer than 3 s and was stopped"
+
+
+def test_code_hashes_follow_code_cells_only(tmp_path: Path) -> None:
+    path = _notebook(tmp_path / "30.ipynb", "x = 1", "y = 2")
+    before = gpu_run.code_hashes(path)
+    assert len(before["cells"]) == 3 and len(before["sha256"]) == 64
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_markdown_cell("prose changes nothing"))
+    nbformat.write(nb, path)
+    assert gpu_run.code_hashes(path) == before
+    nb.cells[2].source = "y = 3"
+    nbformat.write(nb, path)
+    after = gpu_run.code_hashes(path)
+    assert after["cells"][:2] == before["cells"][:2] and after["cells"][2] != before["cells"][2]
+    assert after["sha256"] != before["sha256"]
 
 
 def test_presets_and_headline_gaps(tmp_path: Path) -> None:

@@ -14,6 +14,11 @@ COURSE_RESULTS_DIR points their recordings at the run's folder. The folder then 
     summary.md, summary.json          one row per notebook and preset, the GPU tests, the headline
     gpu-tests.log                     the output of `pytest -m gpu`
 
+With --deadline SECONDS no notebook runs past that time from the start, and none starts with
+less than MIN_START seconds left ("not run"); summary.md and summary.json are rewritten after
+each notebook, so a run cut short still leaves what finished. The run clears the environment
+variables that change CUDA's behaviour (CUDA_BEHAVIOUR_VARIABLES) and names those it found.
+
 The exit status is 0 only when every notebook and the GPU tests passed.
 """
 
@@ -45,6 +50,11 @@ HEADLINE = {
     "peaks_mlp_speedup_vs_cpu_40000": "07", "crossover_samples": "07",
 }
 NOTEBOOK_TIMEOUT = 3600  # seconds for one notebook, start to end
+MIN_START = 20  # seconds: with --deadline, a notebook is not started with less than this left
+# Set in the shell, these change what CUDA does under the notebooks (TF32 matmuls, synchronous
+# launches, no caching allocator): the run clears them and its summary names those it found.
+CUDA_BEHAVIOUR_VARIABLES = ("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "CUDA_LAUNCH_BLOCKING",
+                            "PYTORCH_NO_CUDA_MEMORY_CACHING")
 CELL_TIMEOUT = 900  # seconds for one cell (tools.render's limit)
 TESTS_TIMEOUT = 1200  # seconds for the GPU tests
 
@@ -55,7 +65,7 @@ class Row:
 
     notebook: str
     preset: str
-    status: str  # "passed", "failed" or "timed out"
+    status: str  # "passed", "failed", "timed out" or "not run" (the run's deadline came first)
     seconds: float
     error: str = ""  # the failing cell and its error, or what timed out
 
@@ -171,7 +181,7 @@ def headline_gaps(headline: dict[str, Any]) -> list[str]:
 
 
 def write_summary(out: Path, meta: dict[str, Any], rows: list[Row], tests: tuple[str, str],
-                  recording: Path | None) -> str:
+                  recording: Path | None, cleared: list[str] = ()) -> str:
     """Write summary.md and summary.json into `out`; return the Markdown."""
     data = json.loads(recording.read_text(encoding="utf-8")) if recording else {}
     headline = data.get("headline", {})
@@ -180,6 +190,8 @@ def write_summary(out: Path, meta: dict[str, Any], rows: list[Row], tests: tuple
              f"{meta['date']}: device {meta['device']}, torch {meta['torch']}, CUDA "
              f"{meta['cuda'] or '-'}, driver {meta['driver'] or '-'}, CPU {meta['cpu']} "
              f"({meta['cpu_threads']} threads), Python {meta['python']}.", "",
+             "Cleared before the run (they change CUDA's behaviour): "
+             + (", ".join(cleared) if cleared else "none was set") + ".", "",
              "| notebook | preset | result | wall time | error |", "|---|---|---|---|---|"]
     lines += [f"| {r.notebook} | {r.preset} | {r.status} | {r.seconds:.0f} s | "
               f"{r.error.replace('|', '/')} |" for r in rows]
@@ -194,11 +206,40 @@ def write_summary(out: Path, meta: dict[str, Any], rows: list[Row], tests: tuple
     text = "\n".join(lines) + "\n"
     (out / "summary.md").write_text(text, encoding="utf-8")
     (out / "summary.json").write_text(json.dumps({
-        **meta, "runs": [asdict(r) for r in rows],
+        **meta, "cleared_variables": list(cleared), "runs": [asdict(r) for r in rows],
         "gpu_tests": {"status": tests[0], "summary": tests[1]},
         "recording": str(recording.relative_to(out)) if recording else None,
         "headline": headline, "headline_missing": gaps}, indent=1) + "\n", encoding="utf-8")
     return text
+
+
+def code_hashes(notebook: Path) -> dict[str, Any]:
+    """What a recording says of the code it ran: a SHA-256 of each code cell, and of them all."""
+    import hashlib
+
+    import nbformat
+
+    cells = [c.source for c in nbformat.read(notebook, as_version=4).cells if c.cell_type == "code"]
+    each = [hashlib.sha256(c.encode()).hexdigest()[:16] for c in cells]
+    return {"sha256": hashlib.sha256("\0".join(cells).encode()).hexdigest(), "cells": each}
+
+
+def course_commit() -> str | None:
+    """The course's commit: $COURSE_COMMIT where set (a copy without .git), else git's HEAD."""
+    if os.environ.get("COURSE_COMMIT"):
+        return os.environ["COURSE_COMMIT"]
+    try:
+        done = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True,
+                              text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def _recording(out: Path) -> Path | None:
+    """The run's one recording, if the notebooks have written exactly one."""
+    recordings = sorted((out / "results").glob("*.json"))
+    return recordings[0] if len(recordings) == 1 else None
 
 
 def machine(device: str | None) -> dict[str, Any]:
@@ -235,6 +276,10 @@ def main(argv: list[str] | None = None) -> int:
                         help=f"seconds one notebook may run (default {NOTEBOOK_TIMEOUT})")
     parser.add_argument("--cell-timeout", type=int, default=CELL_TIMEOUT,
                         help=f"seconds one cell may run (default {CELL_TIMEOUT})")
+    parser.add_argument("--deadline", type=float, default=None,
+                        help="seconds the whole run may take: a notebook with less than "
+                             f"{MIN_START} s left is not started, and none runs past it "
+                             "(default: no deadline)")
     parser.add_argument("--no-tests", action="store_true", help="skip the GPU-marked tests")
     args = parser.parse_args(argv)
 
@@ -250,8 +295,18 @@ def main(argv: list[str] | None = None) -> int:
     slug = re.sub(r"[^a-z0-9]+", "-", meta["device_name"].lower()).strip("-")
     out = (args.out or ROOT / "build" / "gpu-run" / f"{slug}-{time.strftime('%Y%m%d-%H%M')}").resolve()
     (out / "results").mkdir(parents=True, exist_ok=True)
-    env = {**os.environ, "COURSE_RESULTS_DIR": str(out / "results"),
+    cleared = [k for k in CUDA_BEHAVIOUR_VARIABLES if k in os.environ]
+    env = {**{k: v for k, v in os.environ.items() if k not in CUDA_BEHAVIOUR_VARIABLES},
+           "COURSE_RESULTS_DIR": str(out / "results"),
            "JUPYTER_PREFER_ENV_PATH": "1", "PYTHONUNBUFFERED": "1"}
+    if cleared:
+        print(f"cleared {', '.join(cleared)}: they change CUDA's behaviour under the notebooks")
+    started = time.perf_counter()
+
+    def left() -> float:  # seconds before the deadline
+        return float("inf") if args.deadline is None else args.deadline - (time.perf_counter() - started)
+
+    tests = ("not run", "--no-tests")
     print(f"Recording the course on {meta['device_name']} ({meta['device']}) into {out}",
           flush=True)
 
@@ -263,32 +318,40 @@ def main(argv: list[str] | None = None) -> int:
             if records and "SAVE_RESULTS" in parameter_names(source):
                 params["SAVE_RESULTS"] = True
             print(f"  {name:>8s}  {source.name} ...", end=" ", flush=True)
-            row = run_notebook(source.resolve(), out / "executed" / name / source.name, params,
-                               env, args.timeout, args.cell_timeout)
-            row.preset = name
+            if left() < MIN_START:
+                row = Row(source.name, name, "not run", 0.0,
+                          f"the run's deadline ({args.deadline:.0f} s) came first")
+            else:
+                row = run_notebook(source.resolve(), out / "executed" / name / source.name,
+                                   params, env, min(args.timeout, left()), args.cell_timeout)
+                row.preset = name
             rows.append(row)
             print(f"{row.status} in {row.seconds:.0f} s" + (f": {row.error}" if row.error else ""),
                   flush=True)
-    tests = ("not run", "--no-tests")
+            # After each notebook: a run cut short still leaves what finished, summarised.
+            write_summary(out, meta, rows, tests, _recording(out), cleared)
     if not args.no_tests:
         print("  GPU tests (pytest -m gpu) ...", end=" ", flush=True)
-        tests = run_gpu_tests(out / "gpu-tests.log", env, TESTS_TIMEOUT)
+        tests = (run_gpu_tests(out / "gpu-tests.log", env, min(TESTS_TIMEOUT, left()))
+                 if left() >= MIN_START else ("not run", "the run's deadline came first"))
         print(f"{tests[0]}: {tests[1]}", flush=True)
-    recordings = sorted((out / "results").glob("*.json"))
-    recording = recordings[0] if len(recordings) == 1 else None
+    recording = _recording(out)
     if recording:  # what the notebooks cannot know: the driver, the CPU, how the run went
         from course_utils import save_results
 
         device_name = json.loads(recording.read_text(encoding="utf-8"))["device"]
+        course = {"commit": course_commit(),
+                  "notebooks": {p.name: code_hashes(p) for p in notebooks}}
         for key, value in (("machine", {k: meta[k] for k in ("driver", "cpu", "cpu_threads",
                                                              "python")}),
+                           ("course", course),
                            ("run_seconds", {f"{r.notebook} ({r.preset})": round(r.seconds, 1)
                                             for r in rows})):
             save_results(key, value, device_name=device_name, folder=out / "results")
-    elif recordings:
-        print(f"warning: {len(recordings)} recordings in {out / 'results'}; expected one")
+    elif len(list((out / "results").glob("*.json"))) > 1:
+        print(f"warning: several recordings in {out / 'results'}; expected one")
     print()
-    print(write_summary(out, meta, rows, tests, recording))
+    print(write_summary(out, meta, rows, tests, recording, cleared))
     failed = [r for r in rows if r.status != "passed"]
     print(f"{len(rows) - len(failed)} of {len(rows)} notebook runs passed; GPU tests "
           f"{tests[0]}; the folder: {out}")
