@@ -1,0 +1,146 @@
+"""Recorded GPU cells shown beside a run without a GPU (course_utils.recorded_runs).
+
+The recordings here are written by the tests themselves in a temporary folder, in the layout
+tools/gpu_run.py writes (results/<device>.json beside results/<device>/NN_name.ipynb); the
+last tests check the calls in the course's notebooks against the recording the course ships.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_utils import data_path, show_recorded
+from course_utils.recorded_runs import changed_code_cells, code_hashes, recorded_cell
+from tests.nbtools import course_notebooks, read
+
+PNG = "iVBORw0KGgo="  # any base64 text: the image is passed on, not decoded
+
+
+def _source(path: Path, *codes: str) -> Path:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# 05 demo")]
+    for i, code in enumerate(codes):
+        cell = nbformat.v4.new_code_cell(code)
+        cell.id = f"cell-{i}"
+        nb.cells.append(cell)
+    nbformat.write(nb, path)
+    return path
+
+
+def _record(folder: Path, source: Path, device: str, date: str, commit: str) -> Path:
+    """A recording of `source` as gpu_run writes it; cell-1 printed, drew and failed."""
+    slug = device.lower().replace(" ", "-")
+    (folder / slug).mkdir(parents=True)
+    nb = nbformat.read(source, as_version=4)
+    nb.cells[2].outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text=f"ran on {device}\n"),
+        nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"}),
+        nbformat.v4.new_output("error", ename="OutOfMemoryError", evalue="CUDA out of memory",
+                               traceback=[]),
+    ]
+    nbformat.write(nb, folder / slug / source.name)
+    (folder / f"{slug}.json").write_text(json.dumps({
+        "device": device, "date": date, "torch": "2.11.0+cu130",
+        "course": {"commit": commit, "notebooks": {source.name: code_hashes(source)}},
+        "run_seconds": {f"{source.name} (gpu)": 12.0}}))
+    return folder / slug / source.name
+
+
+def test_code_hashes_follow_code_cells_only(tmp_path: Path) -> None:
+    path = _source(tmp_path / "30.ipynb", "x = 1", "y = 2")
+    before = code_hashes(path)
+    assert len(before["cells"]) == 2 and len(before["sha256"]) == 64
+    nb = nbformat.read(path, as_version=4)
+    nb.cells.append(nbformat.v4.new_markdown_cell("prose changes nothing"))
+    nbformat.write(nb, path)
+    assert code_hashes(path) == before
+    nb.cells[2].source = "y = 3"
+    nbformat.write(nb, path)
+    after = code_hashes(path)
+    assert after["cells"][0] == before["cells"][0] and after["cells"][1] != before["cells"][1]
+    assert after["sha256"] != before["sha256"]
+    assert changed_code_cells(before, path) == 1
+
+
+def test_a_recorded_cell_is_labelled_and_its_changes_counted(tmp_path: Path) -> None:
+    source = _source(tmp_path / "05_demo.ipynb", "a = 1", "print(a)", "b = 2")
+    _record(tmp_path / "results", source, "GPU X", "2026-01-02", "0123456789abcdef")
+    cell = recorded_cell("05", "cell-1", tmp_path / "results", current=source)
+    assert cell.label == ("recorded on GPU X (2026-01-02, torch 2.11.0+cu130, course 0123456, "
+                          "preset gpu); this notebook's code is unchanged since")
+    assert [o["output_type"] for o in cell.outputs] == ["stream", "display_data", "error"]
+    assert cell.source == "print(a)"
+    # Edit the course's copy: the label counts the code cells that changed, not the prose.
+    nb = nbformat.read(source, as_version=4)
+    nb.cells[1].source, nb.cells[3].source = "a = 10", "b = 20"
+    nb.cells.append(nbformat.v4.new_markdown_cell("more prose"))
+    nbformat.write(nb, source)
+    assert recorded_cell("05", "cell-1", tmp_path / "results", current=source).label.endswith(
+        "; recorded with an earlier version of this notebook: 2 code cells changed since")
+    # Without the notebook to compare with, the label says so instead of guessing.
+    assert recorded_cell("05", "cell-1", tmp_path / "results").label.endswith(
+        "; not compared with this notebook's code")
+    assert recorded_cell("05", "no-such-cell", tmp_path / "results") is None
+    assert recorded_cell("06", "cell-1", tmp_path / "results") is None
+
+
+def test_the_newest_recording_is_shown(tmp_path: Path) -> None:
+    source = _source(tmp_path / "05_demo.ipynb", "a = 1", "print(a)")
+    _record(tmp_path / "results", source, "GPU Old", "2025-06-01", "aaaaaaa")
+    _record(tmp_path / "results", source, "GPU New", "2026-06-01", "bbbbbbb")
+    assert recorded_cell("05", "cell-1", tmp_path / "results").label.startswith(
+        "recorded on GPU New (2026-06-01")
+
+
+def test_show_recorded_prints_the_outputs_or_one_line(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj, raw=False: shown.append(obj))
+    source = _source(tmp_path / "05_demo.ipynb", "a = 1", "print(a)")
+    _record(tmp_path / "results", source, "GPU X", "2026-01-02", "0123456789")
+    show_recorded("05", "cell-1", tmp_path / "results")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("--- recorded on GPU X (2026-01-02")
+    assert lines[1:] == ["ran on GPU X", "OutOfMemoryError: CUDA out of memory",
+                         "--- end of the recorded output"]
+    assert shown == [{"image/png": PNG, "text/plain": "<Figure>"}]
+    (tmp_path / "empty").mkdir()
+    show_recorded("05", "cell-1", tmp_path / "empty")
+    assert capsys.readouterr().out == (
+        "no recorded GPU run of this cell (notebook 05) in data/results/\n")
+
+
+def _calls(path: Path) -> list[tuple[str, str]]:
+    """The (notebook, cell id) pairs of the show_recorded calls in a course notebook."""
+    found = []
+    for cell in read(path).cells:
+        if cell.cell_type != "code":
+            continue
+        code = "\n".join(ln for ln in cell.source.splitlines() if not ln.startswith("%"))
+        for node in ast.walk(ast.parse(code)):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "show_recorded":
+                found += [tuple(getattr(a, "value", None) for a in node.args)]
+            if isinstance(node, ast.For) and "show_recorded" in ast.unparse(node.body[0]):
+                found += [(path.name[:2], e.value) for e in node.iter.elts]  # a loop over ids
+    return [f for f in found if all(isinstance(v, str) for v in f)]
+
+
+@pytest.mark.parametrize("path", course_notebooks(), ids=lambda p: p.stem)
+def test_each_recorded_cell_a_notebook_shows_ships_with_the_course(path: Path) -> None:
+    ids = {c.id for c in read(path).cells}
+    for notebook, cell_id in _calls(path):
+        assert notebook == path.name[:2], f"{path.name} shows another notebook's cell"
+        assert cell_id in ids, f"{path.name}: no cell {cell_id} to show the recording of"
+        cell = recorded_cell(notebook, cell_id, data_path("results"))
+        assert cell is not None, f"{path.name}: cell {cell_id} is in no shipped recording"
+        assert cell.outputs, f"{path.name}: the recorded cell {cell_id} showed nothing"
+
+
+def test_the_gpu_only_parts_show_a_recording() -> None:
+    with_calls = {p.name[:2] for p in course_notebooks() if _calls(p)}
+    assert with_calls >= {"00", "02", "03", "04", "05", "07", "08", "09", "10", "11", "14"}
