@@ -18,7 +18,9 @@ OFFLINE := $(if $(WHEELHOUSE),--no-index --find-links $(abspath $(WHEELHOUSE)),)
 # its own, running every notebook at its defaults.
 FLOOR_TORCH ?= 2.9.0
 FLOOR_VENV  ?= .venv-floor
-# make gpu-run: PRESETS= overrides its presets (default: defaults,gpu; the last one records).
+# make gpu-run: PRESETS= overrides its presets (default: gpu; defaults,gpu runs the students'
+# defaults first; the last one records). DEADLINE= seconds for the whole run (tools/gpu_run.py).
+DEADLINE ?=
 PRESETS ?=
 # make course: DEVICE= forces a device (cpu, cuda:0, mps); PARAMS= names a JSON file of
 # per-notebook parameters (notebooks/params/ci.json small and fast, gpu.json full size).
@@ -46,7 +48,7 @@ help:
 	@echo "make course  install, then execute and render every notebook into build/"
 	@echo "             (DEVICE=cpu|cuda:0|mps, PARAMS=notebooks/params/gpu.json)"
 	@echo "make gpu-run install, then record the course on the best device here into build/gpu-run/"
-	@echo "             (every notebook at its defaults and at gpu.json, the GPU tests, a summary)"
+	@echo "             (every notebook at gpu.json, the GPU tests, a summary; DEADLINE=500 stops on time)"
 	@echo "make wheelhouse  download what an offline install needs, besides torch, into wheelhouse/"
 	@echo "make floor   every notebook at its defaults with the oldest torch the course declares"
 	@echo "make clean   remove the virtual environments, node_modules/, build/ and wheelhouse/"
@@ -100,7 +102,7 @@ course: $(STAMP) $(ASSETS)
 
 # Record the course on this machine (tools/gpu_run.py): one folder under build/gpu-run/.
 gpu-run: $(STAMP)
-	$(BIN)/python -m tools.gpu_run $(if $(DEVICE),--device $(DEVICE),) $(if $(PRESETS),--presets $(PRESETS),)
+	$(BIN)/python -m tools.gpu_run $(if $(DEVICE),--device $(DEVICE),) $(if $(PRESETS),--presets $(PRESETS),) $(if $(DEADLINE),--deadline $(DEADLINE),)
 
 # Everything `make install` needs besides torch, for Linux x86-64 and each of WHEELHOUSE_PYTHONS,
 # into wheelhouse/ (or WHEELHOUSE=): pip and setuptools too, so that the offline install can build

@@ -21,6 +21,7 @@ import nbformat
 import pytest
 
 from tests.nbtools import REPO, course_notebooks, read
+from course_utils.recorded_runs import code_hashes
 from tools import gpu_run
 
 COMMAND_TIMEOUT = 1800  # seconds for the recording notebooks at the CI preset (about 2 min here)
@@ -69,7 +70,10 @@ def test_the_command_runs_the_recording_notebooks_at_the_ci_preset(tmp_path: Pat
     assert summary["headline"] == headline
     # The code it ran: the commit, and each notebook's code cells hashed.
     assert data["course"]["commit"] == gpu_run.course_commit()
-    assert data["course"]["notebooks"] == {p.name: gpu_run.code_hashes(p) for p in notebooks}
+    assert data["course"]["notebooks"] == {p.name: code_hashes(p) for p in notebooks}
+    # The executed notebooks beside it, as the course ships them for readers without a GPU.
+    assert sorted(p.name for p in (out / "results" / recording.stem).glob("*.ipynb")) == sorted(
+        p.name for p in notebooks)
     assert f"| {notebooks[-1].name} | ci | passed |" in (out / "summary.md").read_text()
 
 
@@ -116,7 +120,7 @@ def test_the_deadline_stops_the_run_and_cuda_variables_are_cleared(
     ]
     out = tmp_path / "run"
     code = gpu_run.main([*map(str, notebooks), "--presets", "defaults", "--out", str(out),
-                         "--deadline", "12", "--no-tests"])
+                         "--deadline", "12", "--no-tests", "--archive", str(tmp_path / "run.tar.gz")])
     assert code == 1
     summary = json.loads((out / "summary.json").read_text())
     assert [(r["notebook"], r["status"]) for r in summary["runs"]] == [
@@ -126,6 +130,10 @@ def test_the_deadline_stops_the_run_and_cuda_variables_are_cleared(
     assert summary["cleared_variables"] == ["CUDA_LAUNCH_BLOCKING"]
     assert "Cleared before the run (they change CUDA's behaviour): CUDA_LAUNCH_BLOCKING." in (
         out / "summary.md").read_text()
+    import tarfile
+
+    with tarfile.open(tmp_path / "run.tar.gz") as tar:  # the whole folder, in one file
+        assert {"run/summary.json", "run/summary.md"} <= set(tar.getnames())
 
 
 def test_a_cell_past_its_time_limit_is_named(tmp_path: Path) -> None:
@@ -134,21 +142,6 @@ def test_a_cell_past_its_time_limit_is_named(tmp_path: Path) -> None:
                                timeout=300, cell_timeout=3)
     assert row.status == "timed out"
     assert row.error == "13_slow.ipynb: cell 1 ('import time') ran longer than 3 s and was stopped"
-
-
-def test_code_hashes_follow_code_cells_only(tmp_path: Path) -> None:
-    path = _notebook(tmp_path / "30.ipynb", "x = 1", "y = 2")
-    before = gpu_run.code_hashes(path)
-    assert len(before["cells"]) == 3 and len(before["sha256"]) == 64
-    nb = nbformat.read(path, as_version=4)
-    nb.cells.append(nbformat.v4.new_markdown_cell("prose changes nothing"))
-    nbformat.write(nb, path)
-    assert gpu_run.code_hashes(path) == before
-    nb.cells[2].source = "y = 3"
-    nbformat.write(nb, path)
-    after = gpu_run.code_hashes(path)
-    assert after["cells"][:2] == before["cells"][:2] and after["cells"][2] != before["cells"][2]
-    assert after["sha256"] != before["sha256"]
 
 
 def test_presets_and_headline_gaps(tmp_path: Path) -> None:

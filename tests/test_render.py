@@ -60,6 +60,32 @@ def test_build_layout(build: Path) -> None:
 
 
 @needs_assets
+def test_the_recorded_gpu_run_is_one_click_away(build: Path) -> None:
+    from course_utils import data_path
+    from course_utils.recorded_runs import recorded_notebooks, run_label
+
+    (newest, data), *_ = recorded_notebooks(NOTEBOOK.name, data_path("results"))
+    label = run_label(data, NOTEBOOK.name, current=NOTEBOOK)  # computed from the hashes
+    assert label.startswith(f"recorded on {data['device']} ({data['date']}")
+    recorded = f"html/recorded/{newest.parent.name}/{NOTEBOOK.stem}.html"
+    page = (build / recorded).read_text()
+    assert "A recorded run, not this build&#x27;s" in page or "A recorded run, not this build's" in page
+    assert html_text(label) in html_text(page)
+    assert f'href="../../{NOTEBOOK.stem}.html"' in page  # back to this build's page
+    own = (build / "html" / f"{NOTEBOOK.stem}.html").read_text()
+    assert f'href="recorded/{newest.parent.name}/{NOTEBOOK.stem}.html"' in own
+    assert f'href="{recorded}"' in (build / "index.html").read_text()
+    assert "device cuda:0" in html_text(page)  # the GPU's own outputs, not this build's
+
+
+def html_text(page: str) -> str:
+    """A page's words, tags and entities removed, spaces collapsed."""
+    import html as _html
+
+    return " ".join(_html.unescape(re.sub(r"<[^>]+>", " ", page)).split())
+
+
+@needs_assets
 def test_notes_are_marked_asides_on_the_page(build: Path) -> None:
     notes = [c for c in nbformat.read(NOTEBOOK, as_version=4).cells
              if c.metadata.get("slideshow", {}).get("slide_type") == "notes"]
@@ -90,7 +116,7 @@ def _css_urls(css: Path, seen: set[Path]) -> list[str]:
 @needs_assets
 @pytest.mark.parametrize("kind", ["html", "slides"])
 def test_no_external_assets(build: Path, kind: str) -> None:
-    for page in (build / kind).glob("*.html"):
+    for page in (build / kind).rglob("*.html"):  # the recorded runs' pages too
         text = page.read_text()
         parser = _AssetLinks()
         parser.feed(text)

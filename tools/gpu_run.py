@@ -1,7 +1,9 @@
 """Record the course on this machine: every notebook at each preset, the GPU tests, one folder.
 
-    python -m tools.gpu_run                      # best device, defaults then notebooks/params/gpu.json
+    python -m tools.gpu_run                      # best device, notebooks/params/gpu.json
+    python -m tools.gpu_run --presets defaults,gpu  # the students' defaults first, then gpu.json
     python -m tools.gpu_run --presets ci         # the small CI preset only (the test suite's run)
+    python -m tools.gpu_run --deadline 500 --archive run.tar.gz  # a machine lent for minutes
     make gpu-run                                 # the same as the first line, after installing
 
 Each notebook runs headless (papermill) in a process of its own, with a time limit for each cell
@@ -11,6 +13,7 @@ COURSE_RESULTS_DIR points their recordings at the run's folder. The folder then 
 
     executed/<preset>/NN_name.ipynb   each executed notebook, outputs and all
     results/<device>.json             the recording, with its `headline` block (see data/README.md)
+    results/<device>/NN_name.ipynb    the recording preset's executed notebooks, beside it
     summary.md, summary.json          one row per notebook and preset, the GPU tests, the headline
     gpu-tests.log                     the output of `pytest -m gpu`
 
@@ -28,6 +31,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -213,17 +217,6 @@ def write_summary(out: Path, meta: dict[str, Any], rows: list[Row], tests: tuple
     return text
 
 
-def code_hashes(notebook: Path) -> dict[str, Any]:
-    """What a recording says of the code it ran: a SHA-256 of each code cell, and of them all."""
-    import hashlib
-
-    import nbformat
-
-    cells = [c.source for c in nbformat.read(notebook, as_version=4).cells if c.cell_type == "code"]
-    each = [hashlib.sha256(c.encode()).hexdigest()[:16] for c in cells]
-    return {"sha256": hashlib.sha256("\0".join(cells).encode()).hexdigest(), "cells": each}
-
-
 def course_commit() -> str | None:
     """The course's commit: $COURSE_COMMIT where set (a copy without .git), else git's HEAD."""
     if os.environ.get("COURSE_COMMIT"):
@@ -265,10 +258,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="*", type=Path,
                         help="notebooks to run (default: every course notebook)")
-    parser.add_argument("--presets", default="defaults,gpu",
+    parser.add_argument("--presets", default="gpu",
                         help="comma-separated presets in order: 'defaults', a name in "
                              "notebooks/params/ (gpu, ci) or a JSON file; the last one records "
-                             "(default: defaults,gpu)")
+                             "(default: gpu)")
     parser.add_argument("--device", default=None, help="force a device, e.g. cuda:0 (default: the best here)")
     parser.add_argument("--out", type=Path, default=None,
                         help="the run's folder (default: build/gpu-run/<device>-<date-time>)")
@@ -281,6 +274,9 @@ def main(argv: list[str] | None = None) -> int:
                              f"{MIN_START} s left is not started, and none runs past it "
                              "(default: no deadline)")
     parser.add_argument("--no-tests", action="store_true", help="skip the GPU-marked tests")
+    parser.add_argument("--archive", type=Path, default=None,
+                        help="also pack the run's folder into this .tar.gz file at the end "
+                             "(one file to copy off a machine that is lent for minutes)")
     args = parser.parse_args(argv)
 
     notebooks = args.notebooks or sorted(NOTEBOOKS.glob("[0-9][0-9]_*.ipynb"))
@@ -340,6 +336,8 @@ def main(argv: list[str] | None = None) -> int:
         from course_utils import save_results
 
         device_name = json.loads(recording.read_text(encoding="utf-8"))["device"]
+        from course_utils.recorded_runs import code_hashes
+
         course = {"commit": course_commit(),
                   "notebooks": {p.name: code_hashes(p) for p in notebooks}}
         for key, value in (("machine", {k: meta[k] for k in ("driver", "cpu", "cpu_threads",
@@ -348,10 +346,22 @@ def main(argv: list[str] | None = None) -> int:
                            ("run_seconds", {f"{r.notebook} ({r.preset})": round(r.seconds, 1)
                                             for r in rows})):
             save_results(key, value, device_name=device_name, folder=out / "results")
+        # The executed notebooks of the recording preset, beside the recording: what each
+        # GPU cell showed, for readers without one (course_utils.show_recorded).
+        shown = out / "results" / recording.stem
+        shown.mkdir(exist_ok=True)
+        for path in sorted((out / "executed" / names[-1]).glob("*.ipynb")):
+            shutil.copy2(path, shown / path.name)
     elif len(list((out / "results").glob("*.json"))) > 1:
         print(f"warning: several recordings in {out / 'results'}; expected one")
     print()
     print(write_summary(out, meta, rows, tests, recording, cleared))
+    if args.archive:
+        import tarfile
+
+        with tarfile.open(args.archive, "w:gz") as tar:
+            tar.add(out, arcname=out.name)
+        print(f"packed into {args.archive} ({args.archive.stat().st_size / 2**20:.1f} MiB)")
     failed = [r for r in rows if r.status != "passed"]
     print(f"{len(rows) - len(failed)} of {len(rows)} notebook runs passed; GPU tests "
           f"{tests[0]}; the folder: {out}")

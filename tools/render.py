@@ -45,6 +45,7 @@ class Rendered:
     page: Path
     slides: Path
     seconds: float
+    recorded: Path | None = None  # the page of the newest recorded GPU run of this notebook
 
 
 def vendor_assets(build: Path, node_modules: Path | None = None) -> Path:
@@ -92,8 +93,10 @@ def exporter_config(vendor_url: str) -> Any:
     return c
 
 
-def export(executed: Path, page: Path, slides: Path, vendor_url: str) -> None:
-    """Write the HTML page and the reveal.js slides of one executed notebook."""
+def export(executed: Path, page: Path, slides: Path | None, vendor_url: str,
+           banner: str | None = None) -> None:
+    """Write the HTML page and (unless `slides` is None) the reveal.js slides of one executed
+    notebook; `banner`, Markdown, opens the page (not the slides)."""
     import nbformat
     from nbconvert import HTMLExporter, SlidesExporter
 
@@ -101,12 +104,38 @@ def export(executed: Path, page: Path, slides: Path, vendor_url: str) -> None:
     for cell in nb.cells:  # papermill's injected parameters are plumbing, not a slide
         if "injected-parameters" in cell.metadata.get("tags", []):
             cell.metadata["slideshow"] = {"slide_type": "skip"}
+    if banner:
+        top = nbformat.v4.new_markdown_cell(banner)
+        top.metadata["slideshow"] = {"slide_type": "skip"}
+        nb.cells.insert(0, top)
     config = exporter_config(vendor_url)
     resources = {"metadata": {"name": executed.stem}}
     body, _ = HTMLExporter(config=config, template_name="course_lab").from_notebook_node(nb, resources)
+    page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(body, encoding="utf-8")
-    body, _ = SlidesExporter(config=config, template_name="course_reveal").from_notebook_node(nb, resources)
-    slides.write_text(body, encoding="utf-8")
+    if slides is not None:
+        body, _ = SlidesExporter(config=config, template_name="course_reveal").from_notebook_node(nb, resources)
+        slides.write_text(body, encoding="utf-8")
+
+
+def render_recorded(source: Path, build: Path, results: Path | None = None) -> tuple[Path, str] | None:
+    """The newest recorded GPU run of `source` (data/results/<device>/), rendered as a page in
+    build/html/recorded/<device>/ under a banner that says where and when it ran and how
+    many of the notebook's code cells changed since; its path and that label, or None."""
+    from course_utils import data_path
+    from course_utils.recorded_runs import recorded_notebooks, run_label
+
+    runs = recorded_notebooks(source.name, results or data_path("results"))
+    runs = [(p, d) for p, d in runs if p.name == source.name]
+    if not runs:
+        return None
+    recorded, data = runs[0]
+    label = run_label(data, source.name, current=source)
+    page = build / "html" / "recorded" / recorded.parent.name / f"{source.stem}.html"
+    export(recorded, page, None, vendor_url="../../../vendor",
+           banner=f"**A recorded run, not this build's:** {html.escape(label)}. "
+                  f"[This build's run of the notebook](../../{source.stem}.html).")
+    return page, label
 
 
 def _timed_out_cell(source: Path, message: str) -> tuple[int, str] | None:
@@ -155,7 +184,9 @@ def write_index(build: Path, rendered: list[Rendered], device: str | None) -> Pa
         f"<td><a href=\"{r.page.relative_to(build)}\">page</a></td>"
         f"<td><a href=\"{r.slides.relative_to(build)}\">slides</a></td>"
         f"<td><a href=\"{r.executed.relative_to(build)}\">notebook</a></td>"
-        f"<td>{r.seconds:.0f} s</td></tr>"
+        f"<td>{r.seconds:.0f} s</td><td>"
+        + (f"<a href=\"{r.recorded.relative_to(build)}\">{html.escape(r.recorded.parent.name)}</a>"
+           if r.recorded else "none") + "</td></tr>"
         for r in rendered
     )
     when = time.strftime("%Y-%m-%d %H:%M")
@@ -169,7 +200,8 @@ def write_index(build: Path, rendered: list[Rendered], device: str | None) -> Pa
         f"<p>Executed on {html.escape(device or 'the best available device')} on {when}. "
         "In the slides, press <kbd>s</kbd> for the speaker notes; open a deck with "
         "<code>?print-pdf</code> after its address and print to save it as PDF.</p>"
-        "<table><tr><th>notebook</th><th>page</th><th>slides</th><th>executed</th><th>run time</th></tr>"
+        "<table><tr><th>notebook</th><th>page</th><th>slides</th><th>executed</th><th>run time</th>"
+        "<th>recorded GPU run</th></tr>"
         f"{rows}</table></body></html>\n",
         encoding="utf-8",
     )
@@ -201,8 +233,14 @@ def render_course(
         execute(source, executed, parameters, progress=progress)
         page = build / "html" / f"{source.stem}.html"
         slides = build / "slides" / f"{source.stem}.slides.html"
-        export(executed, page, slides, vendor_url="../vendor")
-        done.append(Rendered(source.stem, executed, page, slides, time.perf_counter() - start))
+        recorded = render_recorded(source, build)
+        banner = (None if recorded is None else
+                  f"**What did this notebook show on a GPU?** [Its recorded run]"
+                  f"(recorded/{recorded[0].parent.name}/{recorded[0].name}), "
+                  f"{html.escape(recorded[1])}.")
+        export(executed, page, slides, vendor_url="../vendor", banner=banner)
+        done.append(Rendered(source.stem, executed, page, slides, time.perf_counter() - start,
+                             recorded[0] if recorded else None))
     write_index(build, done, device)
     return done
 
