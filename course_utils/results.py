@@ -115,7 +115,8 @@ def load_results(key: str, folder: str | Path | None = None) -> list[Recorded]:
     """Read `key` from every results file that has it (no folder, or no such file: []).
 
     `folder` None reads the recordings shipped with the course and the reader's own
-    (results_folder()), each file once.
+    (results_folder()), each file once. Newest first: a notebook that shows one recorded GPU
+    shows the newest (the one whose executed notebooks show_recorded shows too).
     """
     folders = [Path(folder)] if folder else [data_path("results"), results_folder()]
     paths = {p.resolve(): p for f in folders if f.is_dir() for p in sorted(f.glob("*.json"))}
@@ -130,4 +131,4 @@ def load_results(key: str, folder: str | Path | None = None) -> list[Recorded]:
                                   date=str(data.get("date", "date unknown")),
                                   torch=str(data.get("torch", "?")), cuda=data.get("cuda"),
                                   path=path))
-    return found
+    return sorted(found, key=lambda r: r.date, reverse=True)  # stable: ties keep path order

@@ -40,6 +40,13 @@ def test_a_timing_is_stored_with_its_fields(tmp_path: Path) -> None:
     assert entry.value["epoch"]["median"] == 0.5 and entry.value["epoch"]["times"] == [0.4, 0.5, 0.6]
 
 
+def test_the_newest_recording_comes_first(tmp_path: Path) -> None:
+    # File names in the other order: "a-old" sorts before "z-new".
+    save_results("training", {"x": 1}, device_name="Z new", folder=tmp_path, date="2026-05-01")
+    save_results("training", {"x": 2}, device_name="A old", folder=tmp_path, date="2025-05-01")
+    assert [r.device for r in load_results("training", tmp_path)] == ["Z new", "A old"]
+
+
 def test_load_skips_files_without_the_key(tmp_path: Path) -> None:
     save_results("training", {"x": 1}, device_name="A", folder=tmp_path, date="2026-01-02")
     save_results("sweeps", {"y": 2}, device_name="B", folder=tmp_path)
@@ -76,8 +83,8 @@ def test_results_go_where_the_reader_says(tmp_path: Path, monkeypatch: pytest.Mo
     path = save_results("sweeps", {"x": 1}, device_name="GPU Y")
     assert path == tmp_path / "mine" / "gpu-y.json"
     paths = [r.path for r in load_results("sweeps")]  # read back with no folder named
-    assert paths[-1] == path  # after the course's own recordings, if it ships any
-    assert all(p.parent == data_path("results") for p in paths[:-1])
+    assert paths.count(path) == 1  # beside the course's own recordings, if it ships any
+    assert all(p.parent == data_path("results") for p in paths if p != path)
 
 
 def test_an_installed_package_writes_to_the_working_directory(
