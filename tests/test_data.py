@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from course_utils import peaks, peaks_grid, seed_everything
+from course_utils import data_path, peaks, peaks_grid, seed_everything
 
 # Worked by hand from f(x, y) = 3(1-x)^2 e^(-x^2-(y+1)^2) - 10(x/5 - x^3 - y^5) e^(-x^2-y^2) - e^(-(x+1)^2-y^2)/3
 HAND = [
@@ -105,3 +105,22 @@ def test_seed_reaches_cuda() -> None:
     a = torch.rand(4, device="cuda")
     seed_everything(7)
     assert torch.equal(a, torch.rand(4, device="cuda"))
+
+
+def test_published_allreduce_rows_are_consistent() -> None:
+    """Each printed row of nccl-tests: algbw = size / time, busbw = algbw x 2(n-1)/n."""
+    import csv
+
+    with open(data_path("published_allreduce.csv"), encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    curves = {r["curve"] for r in rows}
+    assert len(curves) >= 3 and all(r["source_url"].startswith("https://") for r in rows)
+    for r in rows:
+        size, t_us, n = float(r["size_bytes"]), float(r["time_us"]), int(r["n_gpus"])
+        algbw, busbw = float(r["algbw_GBps"]), float(r["busbw_GBps"])
+        if algbw >= 1:  # printed to two decimals: smaller ones are rounded away
+            assert abs(size / t_us / 1e3 - algbw) <= 0.01 * algbw + 0.01, r
+            assert abs(algbw * 2 * (n - 1) / n - busbw) <= 0.01 * busbw + 0.01, r
+    for curve in curves:  # each curve rises with the message size, from 8 bytes
+        sizes = [int(r["size_bytes"]) for r in rows if r["curve"] == curve]
+        assert sizes == sorted(sizes) and sizes[0] == 8 and len(sizes) >= 6, curve
