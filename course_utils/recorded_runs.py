@@ -3,14 +3,16 @@
 A recording made by `make gpu-run` (tools/gpu_run.py) is results/<device>.json beside a folder
 results/<device>/ holding the executed notebooks of that run. `show_recorded("05", "58c4b161")`
 finds the cell with that id in the recorded notebook 05 and shows its outputs (text, tables,
-figures) under a label naming the device, date, torch and course commit, and saying whether
-this notebook's code has changed since. Layout: data/README.md.
+figures) under a label naming the device, date, torch, course commit and parameters, and
+which of this notebook's code cells changed since (the lines that only show a recording
+aside). Layout: data/README.md.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,18 +27,6 @@ def code_hashes(notebook: str | Path) -> dict[str, Any]:
              if c["cell_type"] == "code"]
     each = [hashlib.sha256(c.encode()).hexdigest()[:16] for c in cells]
     return {"sha256": hashlib.sha256("\0".join(cells).encode()).hexdigest(), "cells": each}
-
-
-def changed_code_cells(recorded: dict[str, Any], current: str | Path) -> int:
-    """How many code cells of the notebook `current` are not among the recorded hashes."""
-    left = list(recorded.get("cells", []))
-    changed = 0
-    for h in code_hashes(current)["cells"]:
-        if h in left:
-            left.remove(h)
-        else:
-            changed += 1
-    return changed
 
 
 @dataclass(frozen=True)
@@ -69,23 +59,66 @@ def recorded_notebooks(notebook: str, folder: str | Path | None = None) -> list[
     return sorted(found.values(), key=lambda t: str(t[1].get("date", "")), reverse=True)
 
 
-def run_label(data: dict[str, Any], notebook_name: str, current: str | Path | None = None) -> str:
-    """Where a recorded notebook ran (device, date, torch, course commit, preset), and how many
-    code cells of `current` (default: the course's copy, in a checkout) changed since."""
+def _code_cells(path: Path) -> dict[str, str]:
+    """A notebook's code cells by id (papermill's injected parameters left out)."""
+    cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]
+    return {c.get("id", str(i)): c["source"] if isinstance(c["source"], str) else "".join(c["source"])
+            for i, c in enumerate(cells) if c["cell_type"] == "code"
+            and "injected-parameters" not in c.get("metadata", {}).get("tags", [])}
+
+
+def _without_display(source: str) -> str:
+    """Code as it computes: the lines that only show a recording (show_recorded calls, the
+    if/else/for lines left with nothing under them, the name in an import) and spaces dropped."""
+    kept: list[str] = []  # built from the last line up, so emptied blocks nest
+    for ln in reversed([ln for ln in source.splitlines() if "show_recorded(" not in ln]):
+        code = ln.split("#")[0].rstrip()
+        if not code.strip():
+            continue
+        indent = len(code) - len(code.lstrip())
+        if re.match(r"\s*(if|elif|else|for)\b.*:$", code) and (
+                not kept or len(kept[0]) - len(kept[0].lstrip()) <= indent):
+            continue  # nothing left under it
+        kept.insert(0, code)
+    text = re.sub(r"\s+", "", "\n".join(kept))
+    return text.replace("show_recorded,", "").replace(",show_recorded", "")
+
+
+def changed_cells(recorded: str | Path, current: str | Path) -> set[str]:
+    """The ids of the code cells that differ between a recorded run of a notebook and the
+    notebook now (new and removed cells too), showing a recording aside."""
+    old, new = _code_cells(Path(recorded)), _code_cells(Path(current))
+    return {i for i in old.keys() | new.keys()
+            if i not in old or i not in new or _without_display(old[i]) != _without_display(new[i])}
+
+
+def run_label(data: dict[str, Any], recorded: str | Path, current: str | Path | None = None,
+              cell_id: str | None = None) -> str:
+    """Where the recorded notebook `recorded` ran (device, date, torch, course commit), with
+    which parameters, and which code cells of `current` (default: the course's copy, in a
+    checkout) changed since; `cell_id` names the cell being shown."""
+    recorded = Path(recorded)
     course = data.get("course", {})
-    preset = [k.split(" (")[1].rstrip(")") for k in data.get("run_seconds", {})
-              if k.startswith(notebook_name + " (")]
     label = (f"recorded on {data.get('device', '?')} ({data.get('date', 'date unknown')}, torch "
-             f"{data.get('torch', '?')}, course {str(course.get('commit') or '?')[:7]}"
-             + (f", preset {preset[-1]}" if preset else "") + ")")
-    here = Path(current) if current else _course_notebook(notebook_name)
-    hashes = course.get("notebooks", {}).get(notebook_name)
-    if here is None or hashes is None:
+             f"{data.get('torch', '?')}, course {str(course.get('commit') or '?')[:7]})")
+    cells = json.loads(recorded.read_text(encoding="utf-8"))["cells"]
+    injected = [c for c in cells if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
+    if injected:
+        source = injected[0]["source"]
+        source = source if isinstance(source, str) else "".join(source)
+        params = [ln.strip() for ln in source.splitlines() if "=" in ln and not ln.startswith("#")
+                  and ln.split("=")[0].strip() not in ("DEVICE", "SAVE_RESULTS")]
+        label += ", with " + ", ".join(params) if params else ", at the default parameters"
+    here = Path(current) if current else _course_notebook(recorded.name)
+    if here is None:
         return label + "; not compared with this notebook's code"
-    n = changed_code_cells(hashes, here)
-    return label + (f"; recorded with an earlier version of this notebook: {n} code "
-                    f"cell{'s' if n != 1 else ''} changed since" if n else
-                    "; this notebook's code is unchanged since")
+    changed = changed_cells(recorded, here)
+    if not changed:
+        return label + "; the notebook's code is as recorded"
+    n = len(changed)
+    this = "" if cell_id is None else (", this one among them" if cell_id in changed
+                                       else ", not this one")
+    return label + f"; since then {n} code cell{'s' if n != 1 else ''} of it changed{this}"
 
 
 def recorded_cell(notebook: str, cell_id: str, folder: str | Path | None = None,
@@ -97,7 +130,7 @@ def recorded_cell(notebook: str, cell_id: str, folder: str | Path | None = None,
                  if c.get("id") == cell_id]
         if cells:
             source = cells[0]["source"]
-            return RecordedCell(label=run_label(data, nb_path.name, current),
+            return RecordedCell(label=run_label(data, nb_path, current, cell_id),
                                 outputs=cells[0].get("outputs", []),
                                 source=source if isinstance(source, str) else "".join(source))
     return None
@@ -114,9 +147,12 @@ def show_recorded(notebook: str, cell_id: str, folder: str | Path | None = None)
         return
     print(f"--- {cell.label}:")
     for out in cell.outputs:
-        if out["output_type"] == "stream":
+        if out["output_type"] == "stream":  # the recording's own unanswered checks left out
             text = out["text"] if isinstance(out["text"], str) else "".join(out["text"])
-            print(text, end="" if text.endswith("\n") else "\n")
+            text = "".join(ln for ln in text.splitlines(keepends=True)
+                           if not ln.rstrip().endswith(": not answered yet."))
+            if text:
+                print(text, end="" if text.endswith("\n") else "\n")
         elif out["output_type"] in ("display_data", "execute_result"):
             display({k: "".join(v) if isinstance(v, list) else v
                      for k, v in out["data"].items()}, raw=True)

@@ -15,7 +15,7 @@ import nbformat
 import pytest
 
 from course_utils import data_path, show_recorded
-from course_utils.recorded_runs import changed_code_cells, code_hashes, recorded_cell
+from course_utils.recorded_runs import code_hashes, recorded_cell
 from tests.nbtools import course_notebooks, read
 
 PNG = "iVBORw0KGgo="  # any base64 text: the image is passed on, not decoded
@@ -37,8 +37,12 @@ def _record(folder: Path, source: Path, device: str, date: str, commit: str) -> 
     slug = device.lower().replace(" ", "-")
     (folder / slug).mkdir(parents=True)
     nb = nbformat.read(source, as_version=4)
-    nb.cells[2].outputs = [
-        nbformat.v4.new_output("stream", name="stdout", text=f"ran on {device}\n"),
+    injected = nbformat.v4.new_code_cell("# Parameters\nDEVICE = None\nWIDTH = 8\n")
+    injected.metadata["tags"] = ["injected-parameters"]  # as papermill adds it
+    nb.cells.insert(1, injected)
+    nb.cells[3].outputs = [
+        nbformat.v4.new_output("stream", name="stdout",
+                               text=f"[ ] 1. a question: not answered yet.\nran on {device}\n"),
         nbformat.v4.new_output("display_data", data={"image/png": PNG, "text/plain": "<Figure>"}),
         nbformat.v4.new_output("error", ename="OutOfMemoryError", evalue="CUDA out of memory",
                                traceback=[]),
@@ -64,24 +68,32 @@ def test_code_hashes_follow_code_cells_only(tmp_path: Path) -> None:
     after = code_hashes(path)
     assert after["cells"][0] == before["cells"][0] and after["cells"][1] != before["cells"][1]
     assert after["sha256"] != before["sha256"]
-    assert changed_code_cells(before, path) == 1
 
 
 def test_a_recorded_cell_is_labelled_and_its_changes_counted(tmp_path: Path) -> None:
     source = _source(tmp_path / "05_demo.ipynb", "a = 1", "print(a)", "b = 2")
     _record(tmp_path / "results", source, "GPU X", "2026-01-02", "0123456789abcdef")
     cell = recorded_cell("05", "cell-1", tmp_path / "results", current=source)
-    assert cell.label == ("recorded on GPU X (2026-01-02, torch 2.11.0+cu130, course 0123456, "
-                          "preset gpu); this notebook's code is unchanged since")
+    assert cell.label == ("recorded on GPU X (2026-01-02, torch 2.11.0+cu130, course 0123456), "
+                          "with WIDTH = 8; the notebook's code is as recorded")
     assert [o["output_type"] for o in cell.outputs] == ["stream", "display_data", "error"]
     assert cell.source == "print(a)"
-    # Edit the course's copy: the label counts the code cells that changed, not the prose.
-    nb = nbformat.read(source, as_version=4)
-    nb.cells[1].source, nb.cells[3].source = "a = 10", "b = 20"
-    nb.cells.append(nbformat.v4.new_markdown_cell("more prose"))
-    nbformat.write(nb, source)
-    assert recorded_cell("05", "cell-1", tmp_path / "results", current=source).label.endswith(
-        "; recorded with an earlier version of this notebook: 2 code cells changed since")
+
+    def label_after(*sources: str) -> str:  # the course's copy edited: its code cells now
+        nb = nbformat.read(source, as_version=4)
+        for c, code in zip([c for c in nb.cells if c.cell_type == "code"], sources):
+            c.source = code
+        nb.cells.append(nbformat.v4.new_markdown_cell("more prose"))  # prose is not code
+        nbformat.write(nb, source)
+        return recorded_cell("05", "cell-1", tmp_path / "results", current=source).label
+
+    # Showing the recording is not a change; computing something else is.
+    shown = "print(a)\nif not on_gpu:  # the recorded one\n    show_recorded('05', 'cell-1')"
+    assert label_after("a = 1", shown, "b = 2").endswith("; the notebook's code is as recorded")
+    assert label_after("a = 10", shown, "b = 20").endswith(
+        "; since then 2 code cells of it changed, not this one")
+    assert label_after("a = 1", "print(a + 1)", "b = 2").endswith(
+        "; since then 1 code cell of it changed, this one among them")
     # Without the notebook to compare with, the label says so instead of guessing.
     assert recorded_cell("05", "cell-1", tmp_path / "results").label.endswith(
         "; not compared with this notebook's code")

@@ -65,7 +65,7 @@ def test_the_recorded_gpu_run_is_one_click_away(build: Path) -> None:
     from course_utils.recorded_runs import recorded_notebooks, run_label
 
     (newest, data), *_ = recorded_notebooks(NOTEBOOK.name, data_path("results"))
-    label = run_label(data, NOTEBOOK.name, current=NOTEBOOK)  # computed from the hashes
+    label = run_label(data, newest, current=NOTEBOOK)  # computed from the two notebooks
     assert label.startswith(f"recorded on {data['device']} ({data['date']}")
     recorded = f"html/recorded/{newest.parent.name}/{NOTEBOOK.stem}.html"
     page = (build / recorded).read_text()

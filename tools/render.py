@@ -130,7 +130,7 @@ def render_recorded(source: Path, build: Path, results: Path | None = None) -> t
     if not runs:
         return None
     recorded, data = runs[0]
-    label = run_label(data, source.name, current=source)
+    label = run_label(data, recorded, current=source)
     page = build / "html" / "recorded" / recorded.parent.name / f"{source.stem}.html"
     export(recorded, page, None, vendor_url="../../../vendor",
            banner=f"**A recorded run, not this build's:** {html.escape(label)}. "
