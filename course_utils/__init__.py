@@ -10,8 +10,9 @@ from course_utils.interactive import live_printout
 from course_utils.memory import format_bytes, memory_report, memory_report_text
 from course_utils.models import peaks_model, peaks_step
 from course_utils.precision import half_dtype, pin_fp32_precision, tf32_capable
-from course_utils.recorded_runs import show_recorded
-from course_utils.results import Recorded, load_results, results_file, results_folder, save_results
+from course_utils.recorded_runs import recorded_files, show_recorded
+from course_utils.results import (Recorded, load_results, results_file, results_folder,
+                                  save_file, save_results)
 from course_utils.seeding import seed_everything
 from course_utils.timing import (Timing, benchmark, format_rate, format_seconds,
                                  noise_summary)
@@ -22,6 +23,6 @@ __all__ = [
     "format_bytes", "format_rate", "format_seconds", "gpu_peak", "half_dtype", "live_printout",
     "load_results", "memory_report", "memory_report_text", "noise_summary", "peaks",
     "peaks_grid", "peaks_model", "peaks_step", "pick_device", "pin_fp32_precision",
-    "results_file", "results_folder", "save_results", "seed_everything", "show_recorded",
+    "recorded_files", "results_file", "results_folder", "save_file", "save_results", "seed_everything", "show_recorded",
     "synchronize", "tf32_capable",
 ]

@@ -59,6 +59,21 @@ def recorded_notebooks(notebook: str, folder: str | Path | None = None) -> list[
     return sorted(found.values(), key=lambda t: str(t[1].get("date", "")), reverse=True)
 
 
+def recorded_files(name: str, folder: str | Path | None = None) -> list[tuple[Path, dict]]:
+    """Every recording's kept file called `name` (save_file's <device>/<name>), newest first:
+    its path and its recording's data (device, date, torch). `folder` as above."""
+    from course_utils.results import results_folder
+
+    folders = [Path(folder)] if folder else [data_path("results"), results_folder()]
+    found = {}
+    for f in folders:
+        for run in sorted(f.glob("*.json")) if f.is_dir() else []:
+            path = f / run.stem / name
+            if path.is_file():
+                found[path.resolve()] = (path, json.loads(run.read_text(encoding="utf-8")))
+    return sorted(found.values(), key=lambda t: str(t[1].get("date", "")), reverse=True)
+
+
 def _code_cells(path: Path) -> dict[str, str]:
     """A notebook's code cells by id (papermill's injected parameters left out)."""
     cells = json.loads(Path(path).read_text(encoding="utf-8"))["cells"]

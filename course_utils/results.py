@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import gzip
 import json
 import os
 import re
@@ -109,6 +110,20 @@ def save_results(key: str, value: Any, *, device_name: str, folder: str | Path |
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text + "\n", encoding="utf-8")
     return path
+
+
+def save_file(path: str | Path, *, device_name: str, folder: str | Path | None = None) -> Path:
+    """Keep a file a run wrote (a profiler trace) beside the device's results, compressed.
+
+    It goes to <folder>/<device>/<name>.gz, the folder that holds the recording's executed
+    notebooks; `folder` None means results_folder(). Returns the new file's path.
+    """
+    source = Path(path)
+    target = results_file(device_name, folder).with_suffix("") / f"{source.name}.gz"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with source.open("rb") as src, gzip.open(target, "wb") as dst:
+        dst.write(src.read())
+    return target
 
 
 def load_results(key: str, folder: str | Path | None = None) -> list[Recorded]:

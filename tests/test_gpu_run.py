@@ -154,3 +154,49 @@ def test_presets_and_headline_gaps(tmp_path: Path) -> None:
     assert gpu_run.headline_gaps({**full, "d2d_GBps": None}) == ["d2d_GBps (notebook 04)"]
     assert gpu_run.parameter_names(REPO / "notebooks" / "01_why_gpus.ipynb") >= {
         "DEVICE", "SAVE_RESULTS"}
+
+
+def test_the_gpu_log_is_summarised_per_notebook(tmp_path: Path) -> None:
+    import datetime
+
+    t0 = datetime.datetime(2026, 11, 28, 12, 0, 0)
+    lines = ["timestamp, index, clocks.current.sm [MHz], clocks.current.memory [MHz], "
+             "power.draw [W], temperature.gpu, utilization.gpu [%], clocks_event_reasons.active"]
+    for k, (sm, watts, why) in enumerate([(1980, 300.5, "0x0000000000000000"),
+                                          (1755, 699.0, "0x0000000000000004"),
+                                          (1830, 650.0, "[N/A]"),
+                                          (1980, 100.0, "0x0000000000000000")]):
+        when = (t0 + datetime.timedelta(seconds=k)).strftime("%Y/%m/%d %H:%M:%S.%f")[:-3]
+        lines.append(f"{when}, 0, {sm} MHz, 2619 MHz, {watts} W, 50, 100 %, {why}")
+    lines.append(f"{t0.strftime('%Y/%m/%d %H:%M:%S.%f')[:-3]}, 0, [N/A], 2619 MHz, 1 W, 50, 0 %, 0x0")
+    log = tmp_path / "gpu-clocks.csv"
+    log.write_text("\n".join(lines) + "\n")
+    rows = [gpu_run.Row("02_x.ipynb", "gpu", "passed", 2.6, started=t0.timestamp() + 0.5),
+            gpu_run.Row("03_y.ipynb", "gpu", "not run", 0.0)]  # never started: no samples
+    assert gpu_run.gpu_log_summary(log, rows) == {"02_x.ipynb (gpu)": {
+        "samples": 3, "sm_clock_MHz": [1755.0, 1830.0, 1980.0], "power_max_W": 699.0,
+        "reasons": ["0x0000000000000004"]}}
+
+
+def test_the_gpu_log_starts_nvidia_smi_with_its_fields(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi on it yet
+    assert gpu_run.start_gpu_log(tmp_path / "none.csv") is None
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text('#!/bin/sh\nfor a; do [ "$prev" = "-f" ] && out=$a; prev=$a; done\n'
+                    'echo "$@" > "$out"\nexec /bin/sleep 60\n')
+    fake.chmod(0o755)
+    proc = gpu_run.start_gpu_log(tmp_path / "log.csv", interval_ms=250)
+    try:
+        for _ in range(100):
+            if (tmp_path / "log.csv").is_file() and (tmp_path / "log.csv").read_text():
+                break
+            import time
+
+            time.sleep(0.05)
+        args = (tmp_path / "log.csv").read_text().split()
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert args == [f"--query-gpu={gpu_run.GPU_LOG_FIELDS}", "--format=csv", "-lms", "250",
+                    "-f", str(tmp_path / "log.csv")]

@@ -15,7 +15,8 @@ import nbformat
 import pytest
 
 from course_utils import data_path, show_recorded
-from course_utils.recorded_runs import code_hashes, recorded_cell
+from course_utils.recorded_runs import code_hashes, recorded_cell, recorded_files
+from course_utils.results import save_file, save_results
 from tests.nbtools import course_notebooks, read
 
 PNG = "iVBORw0KGgo="  # any base64 text: the image is passed on, not decoded
@@ -125,6 +126,26 @@ def test_show_recorded_prints_the_outputs_or_one_line(
     show_recorded("05", "cell-1", tmp_path / "empty")
     assert capsys.readouterr().out == (
         "no recorded GPU run of this cell (notebook 05) in data/results/\n")
+
+
+def test_a_kept_file_is_compressed_beside_its_recording_and_found_newest_first(
+        tmp_path: Path) -> None:
+    import gzip
+
+    trace = tmp_path / "loop.json"
+    trace.write_text('{"traceEvents": []}')
+    results = tmp_path / "results"
+    assert recorded_files("loop.json.gz", results) == []  # no folder yet
+    for device, date in (("GPU Old", "2025-06-01"), ("GPU New", "2026-06-01")):
+        save_results("headline", {"x": 1}, device_name=device, folder=results, date=date)
+        kept = save_file(trace, device_name=device, folder=results)
+        assert kept == results / device.lower().replace(" ", "-") / "loop.json.gz"
+        assert gzip.decompress(kept.read_bytes()) == trace.read_bytes()
+    save_results("headline", {"x": 1}, device_name="GPU None", folder=results)  # keeps none
+    found = recorded_files("loop.json.gz", results)
+    assert [(p.parent.name, run["device"], run["date"]) for p, run in found] == [
+        ("gpu-new", "GPU New", "2026-06-01"), ("gpu-old", "GPU Old", "2025-06-01")]
+    assert recorded_files("other.json.gz", results) == []
 
 
 def _calls(path: Path) -> list[tuple[str, str]]:

@@ -16,11 +16,18 @@ COURSE_RESULTS_DIR points their recordings at the run's folder. The folder then 
     results/<device>/NN_name.ipynb    the recording preset's executed notebooks, beside it
     summary.md, summary.json          one row per notebook and preset, the GPU tests, the headline
     gpu-tests.log                     the output of `pytest -m gpu`
+    gpu-clocks.csv                    with nvidia-smi: each GPU's clocks, power, temperature and
+                                      throttle reasons every half second through the run
 
 With --deadline SECONDS no notebook runs past that time from the start, and none starts with
 less than MIN_START seconds left ("not run"); summary.md and summary.json are rewritten after
 each notebook, so a run cut short still leaves what finished. The run clears the environment
 variables that change CUDA's behaviour (CUDA_BEHAVIOUR_VARIABLES) and names those it found.
+
+Where nvidia-smi is present, the recording's `gpu_log` block gives, per notebook, the SM clock
+(lowest, median, highest), the highest power draw and the throttle reasons nvidia-smi named,
+read from gpu-clocks.csv: a figure below its datasheet peak can then be read against the clock
+it ran at.
 
 The exit status is 0 only when every notebook and the GPU tests passed.
 """
@@ -72,6 +79,7 @@ class Row:
     status: str  # "passed", "failed", "timed out" or "not run" (the run's deadline came first)
     seconds: float
     error: str = ""  # the failing cell and its error, or what timed out
+    started: float = 0.0  # when it started, in seconds since the epoch (0: not run)
 
 
 def load_preset(name: str) -> dict[str, dict[str, Any]]:
@@ -173,6 +181,57 @@ def run_gpu_tests(log: Path, env: dict[str, str], timeout: float) -> tuple[str, 
     lines = [ln.strip("= ") for ln in done.stdout.strip().splitlines() if ln.strip()]
     last = lines[-1] if lines else "no output"
     return ("passed" if done.returncode == 0 else "failed"), last
+
+
+GPU_LOG_FIELDS = ("timestamp,index,clocks.sm,clocks.mem,power.draw,temperature.gpu,"
+                  "utilization.gpu,clocks_event_reasons.active")
+
+
+def start_gpu_log(path: Path, interval_ms: int = 500) -> subprocess.Popen | None:
+    """Start nvidia-smi writing GPU_LOG_FIELDS to `path` every `interval_ms`; None without it."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return None
+    return subprocess.Popen([exe, f"--query-gpu={GPU_LOG_FIELDS}", "--format=csv",
+                             "-lms", str(interval_ms), "-f", str(path)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def gpu_log_summary(log: Path, rows: list[Row]) -> dict[str, dict[str, Any]]:
+    """Per notebook run, from nvidia-smi's log: samples, SM clock [lowest, median, highest] in
+    MHz, highest power in W, and the throttle reasons seen (bit masks other than none)."""
+    import csv
+    import datetime
+    import statistics
+
+    samples = []
+    with log.open(encoding="utf-8", errors="replace") as f:
+        for rec in csv.reader(f, skipinitialspace=True):
+            try:  # local time, as nvidia-smi writes it
+                when = datetime.datetime.strptime(rec[0], "%Y/%m/%d %H:%M:%S.%f").timestamp()
+                sm, power = float(rec[2].split()[0]), float(rec[4].split()[0])
+            except (ValueError, IndexError):
+                continue  # the header, or a field this GPU does not report ([N/A])
+            samples.append((when, sm, power, rec[7].strip() if len(rec) > 7 else ""))
+    summary = {}
+    for r in rows:
+        inside = [s for s in samples if r.started and r.started <= s[0] <= r.started + r.seconds]
+        if inside:
+            clocks = [s[1] for s in inside]
+            summary[f"{r.notebook} ({r.preset})"] = {
+                "samples": len(inside),
+                "sm_clock_MHz": [min(clocks), statistics.median(clocks), max(clocks)],
+                "power_max_W": max(s[2] for s in inside),
+                "reasons": sorted({s[3] for s in inside if _mask(s[3])})}
+    return summary
+
+
+def _mask(text: str) -> int:
+    """A throttle-reasons bit mask ("0x...0004") as a number; 0 where nvidia-smi gave none."""
+    try:
+        return int(text, 16)
+    except ValueError:
+        return 0
 
 
 def headline_gaps(headline: dict[str, Any]) -> list[str]:
@@ -298,6 +357,11 @@ def main(argv: list[str] | None = None) -> int:
     if cleared:
         print(f"cleared {', '.join(cleared)}: they change CUDA's behaviour under the notebooks")
     started = time.perf_counter()
+    gpu_log = start_gpu_log(out / "gpu-clocks.csv")
+    if gpu_log is not None:
+        import atexit
+
+        atexit.register(gpu_log.terminate)  # however the run ends
 
     def left() -> float:  # seconds before the deadline
         return float("inf") if args.deadline is None else args.deadline - (time.perf_counter() - started)
@@ -318,9 +382,10 @@ def main(argv: list[str] | None = None) -> int:
                 row = Row(source.name, name, "not run", 0.0,
                           f"the run's deadline ({args.deadline:.0f} s) came first")
             else:
+                begun = time.time()
                 row = run_notebook(source.resolve(), out / "executed" / name / source.name,
                                    params, env, min(args.timeout, left()), args.cell_timeout)
-                row.preset = name
+                row.preset, row.started = name, begun
             rows.append(row)
             print(f"{row.status} in {row.seconds:.0f} s" + (f": {row.error}" if row.error else ""),
                   flush=True)
@@ -331,6 +396,9 @@ def main(argv: list[str] | None = None) -> int:
         tests = (run_gpu_tests(out / "gpu-tests.log", env, min(TESTS_TIMEOUT, left()))
                  if left() >= MIN_START else ("not run", "the run's deadline came first"))
         print(f"{tests[0]}: {tests[1]}", flush=True)
+    if gpu_log is not None:
+        gpu_log.terminate()
+        gpu_log.wait(timeout=10)
     recording = _recording(out)
     if recording:  # what the notebooks cannot know: the driver, the CPU, how the run went
         from course_utils import save_results
@@ -346,6 +414,9 @@ def main(argv: list[str] | None = None) -> int:
                            ("run_seconds", {f"{r.notebook} ({r.preset})": round(r.seconds, 1)
                                             for r in rows})):
             save_results(key, value, device_name=device_name, folder=out / "results")
+        if (out / "gpu-clocks.csv").is_file():  # clocks and power, notebook by notebook
+            save_results("gpu_log", gpu_log_summary(out / "gpu-clocks.csv", rows),
+                         device_name=device_name, folder=out / "results")
         # The executed notebooks of the recording preset, beside the recording: what each
         # GPU cell showed, for readers without one (course_utils.show_recorded).
         shown = out / "results" / recording.stem
