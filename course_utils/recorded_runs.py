@@ -44,10 +44,37 @@ def _course_notebook(name: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def recorded_notebooks(notebook: str, folder: str | Path | None = None) -> list[tuple[Path, dict]]:
-    """Every recorded run of notebook `notebook` ("05" or a file name), newest first: the
-    executed notebook's path and its recording's data. `folder` None reads the recordings
-    shipped with the course and the reader's own."""
+def gpu_count(data: dict[str, Any]) -> int:
+    """How many CUDA GPUs the machine of a recording had (1 where the recording does not say)."""
+    return int(data.get("machine", {}).get("gpu_count") or 1)
+
+
+# nvidia-smi topo -m's codes for the path between two GPUs (its legend, in short).
+LINK_CODES = {"SYS": "PCIe, across CPU sockets", "NODE": "PCIe, through host bridges in one "
+              "NUMA node", "PHB": "PCIe, through a host bridge", "PXB": "PCIe, through several "
+              "PCIe switches", "PIX": "PCIe, through one PCIe switch"}
+
+
+def pair_link(topology: str, a: int = 0, b: int = 1) -> str | None:
+    """The link between GPUs `a` and `b` in `nvidia-smi topo -m` output, as the code it
+    prints and what the code means ("NV18: NVLink, 18 links"); None where it is not there."""
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", ln).split() for ln in topology.splitlines()]
+    header = next((ln for ln in lines if ln[:1] == ["GPU0"]), None)  # the columns' names
+    row = next((ln for ln in lines if ln[:1] == [f"GPU{a}"] and ln is not header), None)
+    if header is None or row is None or f"GPU{b}" not in header:
+        return None
+    code = row[1 + header.index(f"GPU{b}")]
+    nvlink = re.fullmatch(r"NV(\d+)", code)
+    meaning = f"NVLink, {nvlink[1]} links" if nvlink else LINK_CODES.get(code, "see topo's legend")
+    return f"{code}: {meaning}"
+
+
+def recorded_notebooks(notebook: str, folder: str | Path | None = None,
+                       min_gpus: int = 1) -> list[tuple[Path, dict]]:
+    """Every recorded run of notebook `notebook` ("05" or a file name) on a machine with at
+    least `min_gpus` CUDA GPUs, newest first: the executed notebook's path and its
+    recording's data. `folder` None reads the recordings shipped with the course and the
+    reader's own."""
     from course_utils.results import results_folder
 
     folders = [Path(folder)] if folder else [data_path("results"), results_folder()]
@@ -55,7 +82,9 @@ def recorded_notebooks(notebook: str, folder: str | Path | None = None) -> list[
     for f in folders:
         for run in sorted(f.glob("*.json")) if f.is_dir() else []:
             for nb_path in sorted((f / run.stem).glob(f"{notebook[:2]}_*.ipynb")):
-                found[nb_path.resolve()] = (nb_path, json.loads(run.read_text(encoding="utf-8")))
+                data = json.loads(run.read_text(encoding="utf-8"))
+                if gpu_count(data) >= min_gpus:
+                    found[nb_path.resolve()] = (nb_path, data)
     return sorted(found.values(), key=lambda t: str(t[1].get("date", "")), reverse=True)
 
 
@@ -116,6 +145,10 @@ def run_label(data: dict[str, Any], recorded: str | Path, current: str | Path | 
     course = data.get("course", {})
     label = (f"recorded on {data.get('device', '?')} ({data.get('date', 'date unknown')}, torch "
              f"{data.get('torch', '?')}, course {str(course.get('commit') or '?')[:7]})")
+    if gpu_count(data) > 1:  # the link as the machine reported it, not a datasheet's
+        link = pair_link(data.get("machine", {}).get("topology") or "")
+        label += f", {gpu_count(data)} GPUs" + (
+            f", GPU0-GPU1 {link} (nvidia-smi topo -m)" if link else ", their link not recorded")
     cells = json.loads(recorded.read_text(encoding="utf-8"))["cells"]
     injected = [c for c in cells if "injected-parameters" in c.get("metadata", {}).get("tags", [])]
     if injected:
@@ -137,10 +170,11 @@ def run_label(data: dict[str, Any], recorded: str | Path, current: str | Path | 
 
 
 def recorded_cell(notebook: str, cell_id: str, folder: str | Path | None = None,
-                  current: str | Path | None = None) -> RecordedCell | None:
+                  current: str | Path | None = None, min_gpus: int = 1) -> RecordedCell | None:
     """The newest recorded run's copy of cell `cell_id` of notebook `notebook` ("05" or a
-    file name), or None where no recording holds it; `folder` and `current` as above."""
-    for nb_path, data in recorded_notebooks(notebook, folder):
+    file name) from a machine with at least `min_gpus` GPUs, or None where no recording holds
+    it; `folder` and `current` as above."""
+    for nb_path, data in recorded_notebooks(notebook, folder, min_gpus):
         cells = [c for c in json.loads(nb_path.read_text(encoding="utf-8"))["cells"]
                  if c.get("id") == cell_id]
         if cells:
@@ -151,14 +185,28 @@ def recorded_cell(notebook: str, cell_id: str, folder: str | Path | None = None,
     return None
 
 
-def show_recorded(notebook: str, cell_id: str, folder: str | Path | None = None) -> None:
+def show_recorded(notebook: str, cell_id: str, folder: str | Path | None = None,
+                  min_gpus: int = 1) -> None:
     """Show what cell `cell_id` of `notebook` printed and drew on the recorded GPU, labelled;
-    one line where no recording holds it."""
+    one line where no recording holds it. With `min_gpus` above 1, a recording from a machine
+    with that many GPUs or more comes first; without one, a line says so and the newest
+    recording from fewer GPUs is shown."""
     from IPython.display import display
 
-    cell = recorded_cell(notebook, cell_id, folder)
+    cell = recorded_cell(notebook, cell_id, folder, min_gpus=min_gpus)
+    if cell is None and min_gpus > 1:
+        print(f"no recording from a machine with {min_gpus} or more GPUs yet (README.md, "
+              "Contribute a recording); the newest from fewer GPUs:")
+        cell = recorded_cell(notebook, cell_id, folder)
     if cell is None:
-        print(f"no recorded GPU run of this cell (notebook {notebook[:2]}) in data/results/")
+        runs = recorded_notebooks(notebook, folder)
+        if runs:  # the notebook was recorded, before this cell was written
+            data = runs[0][1]
+            print(f"no recorded GPU output of this cell yet: the newest recording of notebook "
+                  f"{notebook[:2]} ({data.get('device', '?')}, {data.get('date', '?')}) "
+                  "predates it; `make gpu-run` on a CUDA GPU records it")
+        else:
+            print(f"no recorded GPU run of this cell (notebook {notebook[:2]}) in data/results/")
         return
     print(f"--- {cell.label}:")
     for out in cell.outputs:

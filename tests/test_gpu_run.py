@@ -1,10 +1,10 @@
 """The recording command (tools.gpu_run): the recording notebooks at the CI preset, and its bookkeeping.
 
 The first test is the command as a GPU machine runs it, on whatever device is here (the CPU in
-CI), at the small CI preset, on the notebooks that record (those with a SAVE_RESULTS parameter)
-and notebook 00: every one must pass, and the recording must hold its headline block. Every
-notebook also runs at its defaults through nbval, and every preset is checked against what its
-notebook's setup cell asserts (test_hygiene). The others check, on tiny notebooks, that a
+CI), at the small CI preset, on notebook 00 and the notebooks that write the headline figures:
+every one must pass, and the recording must hold its headline block. Every notebook also runs
+at its defaults through nbval, and every preset is checked against what its notebook's setup
+cell asserts (test_hygiene). The others check, on tiny notebooks, that a
 failing or hung notebook is written down with its cell and the run goes on.
 """
 
@@ -29,10 +29,11 @@ COMMAND_TIMEOUT = 1800  # seconds for the recording notebooks at the CI preset (
 
 @pytest.mark.notebook
 def test_the_command_runs_the_recording_notebooks_at_the_ci_preset(tmp_path: Path) -> None:
+    # 00 and the notebooks that write the headline: each records (has SAVE_RESULTS). The
+    # other recording notebooks run at their defaults through nbval, with SAVE_RESULTS off.
     notebooks = [p for p in course_notebooks()
-                 if p.name.startswith("00_") or "SAVE_RESULTS" in gpu_run.parameter_names(p)]
-    # Every notebook that writes a headline figure is among them.
-    assert set(gpu_run.HEADLINE.values()) <= {p.name[:2] for p in notebooks}
+                 if p.name.startswith("00_") or p.name[:2] in gpu_run.HEADLINE.values()]
+    assert all("SAVE_RESULTS" in gpu_run.parameter_names(p) for p in notebooks[1:])
     before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in notebooks}
     out = tmp_path / "run"
     done = subprocess.run([sys.executable, "-m", "tools.gpu_run", "--presets", "ci",
@@ -61,6 +62,9 @@ def test_the_command_runs_the_recording_notebooks_at_the_ci_preset(tmp_path: Pat
     data = json.loads(recording.read_text())
     assert data["device"] == summary["device_name"] and data["torch"] == summary["torch"]
     assert data["machine"]["cpu_threads"] == summary["cpu_threads"]
+    import torch
+
+    assert data["machine"]["gpu_count"] == torch.cuda.device_count()  # 0 without CUDA
     assert set(data["run_seconds"]) == {f"{p.name} (ci)" for p in notebooks}
     headline = data["headline"]
     for keys in gpu_run.HEADLINE:  # every figure is there, a number or None (no GPU here)
@@ -178,14 +182,17 @@ def test_the_gpu_log_is_summarised_per_notebook(tmp_path: Path) -> None:
         "reasons": ["0x0000000000000004"]}}
 
 
-def test_the_gpu_log_starts_nvidia_smi_with_its_fields(tmp_path: Path,
+def test_nvidia_smi_gives_the_log_and_the_topology(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi on it yet
     assert gpu_run.start_gpu_log(tmp_path / "none.csv") is None
+    assert gpu_run.gpu_topology() is None
     fake = tmp_path / "nvidia-smi"
-    fake.write_text('#!/bin/sh\nfor a; do [ "$prev" = "-f" ] && out=$a; prev=$a; done\n'
+    fake.write_text('#!/bin/sh\n[ "$1 $2" = "topo -m" ] && echo "GPU0 X NV4" && exit 0\n'
+                    'for a; do [ "$prev" = "-f" ] && out=$a; prev=$a; done\n'
                     'echo "$@" > "$out"\nexec /bin/sleep 60\n')
     fake.chmod(0o755)
+    assert gpu_run.gpu_topology() == "GPU0 X NV4\n"  # as the machine prints it
     proc = gpu_run.start_gpu_log(tmp_path / "log.csv", interval_ms=250)
     try:
         for _ in range(100):

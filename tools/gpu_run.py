@@ -309,7 +309,21 @@ def machine(device: str | None) -> dict[str, Any]:
             "date": time.strftime("%Y-%m-%d"), "torch": torch.__version__,
             "cuda": torch.version.cuda, "driver": gpus[0].driver if gpus else None,
             "cpu": report["cpu_model"], "cpu_threads": torch.get_num_threads(),
-            "python": platform.python_version()}
+            "python": platform.python_version(), "gpu_count": torch.cuda.device_count(),
+            "topology": gpu_topology()}
+
+
+def gpu_topology() -> str | None:
+    """`nvidia-smi topo -m`: how the machine's GPUs are linked, as the machine reports it
+    (course_utils.recorded_runs.pair_link reads it); None without nvidia-smi."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return None
+    try:
+        done = subprocess.run([exe, "topo", "-m"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -408,8 +422,9 @@ def main(argv: list[str] | None = None) -> int:
 
         course = {"commit": course_commit(),
                   "notebooks": {p.name: code_hashes(p) for p in notebooks}}
-        for key, value in (("machine", {k: meta[k] for k in ("driver", "cpu", "cpu_threads",
-                                                             "python")}),
+        for key, value in (("machine", {k: meta[k] for k in (
+                               "driver", "cpu", "cpu_threads", "python", "gpu_count",
+                               "topology")}),
                            ("course", course),
                            ("run_seconds", {f"{r.notebook} ({r.preset})": round(r.seconds, 1)
                                             for r in rows})):
