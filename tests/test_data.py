@@ -124,3 +124,38 @@ def test_published_allreduce_rows_are_consistent() -> None:
     for curve in curves:  # each curve rises with the message size, from 8 bytes
         sizes = [int(r["size_bytes"]) for r in rows if r["curve"] == curve]
         assert sizes == sorted(sizes) and sizes[0] == 8 and len(sizes) >= 6, curve
+
+
+def test_published_fsdp_rows_are_consistent() -> None:
+    """torchtitan's FSDP2 tables: each configuration at two GPU counts, as printed."""
+    import csv
+    import re
+
+    with open(data_path("published_fsdp.csv"), encoding="utf-8", newline="") as f:
+        rows = list(csv.DictReader(f))
+    curves: dict[str, list[dict]] = {}
+    for r in rows:
+        curves.setdefault(r["curve"], []).append(r)
+        assert int(r["n_gpus"]) == 8 * int(r["n_nodes"]), r  # 8 GPUs per host
+        assert r["model"] == "Llama 3.1 8B" and r["local_batch_size"] == "2", r
+        if r["global_batch_size"]:  # printed: the local batch times the GPUs
+            assert int(r["global_batch_size"]) == 2 * int(r["n_gpus"]), r
+        assert (r["torch_compile"] == "yes") == ("torch.compile" in r["techniques"]), r
+        assert (r["float8"] == "yes") == ("Float8" in r["techniques"]), r
+        assert re.fullmatch(r"https://github\.com/pytorch/torchtitan/blob/[0-9a-f]{40}/\S+",
+                            r["source_url"]), r
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", r["posted"]), r
+    assert len(curves) == 4 and all(len(c) == 2 for c in curves.values())
+    for curve, (small, large) in curves.items():  # more GPUs: a smaller share of each
+        assert int(small["n_gpus"]) < int(large["n_gpus"]), curve
+        assert float(large["memory_gib"]) < float(small["memory_gib"]), curve
+        kept = float(large["tokens_per_s_per_gpu"]) / float(small["tokens_per_s_per_gpu"])
+        assert 0.95 <= kept < 1, curve  # nearly all of each GPU's throughput kept
+    # The figures notebook 13 reads, as the torchtitan team's Tables 1 and 3 print them.
+    printed = {(r["techniques"], r["n_gpus"]): (r["tokens_per_s_per_gpu"], r["memory_gib"])
+               for r in rows if r["reported_by"] == "torchtitan team"}
+    assert printed == {("FSDP", "8"): ("5762", "82.4"), ("FSDP", "128"): ("5605", "67.0"),
+                       ("FSDP + torch.compile", "8"): ("6667", "77.0"),
+                       ("FSDP + torch.compile", "128"): ("6514", "62.0"),
+                       ("FSDP + torch.compile + Float8", "8"): ("8532", "76.8"),
+                       ("FSDP + torch.compile + Float8", "128"): ("8380", "61.8")}
