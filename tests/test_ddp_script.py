@@ -12,6 +12,7 @@ import importlib.util
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -120,3 +121,16 @@ def test_one_rank_per_gpu_with_nccl(tmp_path: Path) -> None:
     ranks = torchrun(n, tmp_path, "--device", "cuda", "--batch-size", str(64 // n * n))
     assert [r["device"] for r in ranks] == [f"cuda:{i}" for i in range(n)]
     assert all(r["backend"] == "nccl" and r["params"] == ranks[0]["params"] for r in ranks)
+
+
+@pytest.mark.parametrize("strategy", ["ddp", "fsdp"])
+def test_each_rank_times_its_collectives_and_a_one_number_all_reduce(
+        tmp_path: Path, strategy: str) -> None:
+    (rank,) = torchrun(1, tmp_path, "--device", "cpu", "--threads", "1", "--strategy", strategy)
+    timed = {"ddp": ["step_sync", "step_no_sync", "allreduce", "allreduce_tiny"],
+             "fsdp": ["step_sync", "allgather", "reduce_scatter", "allreduce_tiny"]}[strategy]
+    assert sorted(k[:-len("_median")] for k in rank if k.endswith("_median")) == sorted(timed)
+    for name in timed:  # the median of the kept rounds, each a positive time
+        times = rank[f"{name}_times"]
+        assert len(times) == int(rank["args"]["timing_steps"]) and min(times) > 0
+        assert rank[f"{name}_median"] == statistics.median(times)

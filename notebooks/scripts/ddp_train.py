@@ -19,7 +19,8 @@ Every process (a "rank") does the same thing:
 5. counts the bytes it holds of parameters, gradients and optimizer state;
 6. times training steps with and without that all-reduce (no_sync) to show its cost,
    and the all-reduce alone, as a run of back-to-back calls (FSDP: a step, and an
-   all-gather and a reduce-scatter of the parameters' size);
+   all-gather and a reduce-scatter of the parameters' size), and an all-reduce of one
+   number: the fixed cost of a call, its latency;
 7. writes what it saw to OUT/rank<R>.json, which notebooks 12 and 13 read and compare.
 
 The same file runs unchanged on one CPU, on several GPUs and on several machines.
@@ -249,12 +250,14 @@ def main(argv: list[str] | None = None) -> None:
     all_gather = getattr(dist, "all_gather_single", None) or dist.all_gather_into_tensor
     reduce_scatter = (getattr(dist, "reduce_scatter_single", None)  # newer names first
                       or dist.reduce_scatter_tensor)
+    tiny = torch.zeros(1, device=device, dtype=dtype)  # one number: a call's fixed cost
     steps_timed = {"step_sync": fwd_bwd, "step_no_sync": fwd_bwd_no_sync}
     collectives = {"allreduce": lambda: dist.all_reduce(grads)}
     if args.strategy == "fsdp":  # its step all-gathers parameters, reduce-scatters
         steps_timed = {"step_sync": fwd_bwd}
         collectives = {"allgather": lambda: all_gather(pieces, piece),
                        "reduce_scatter": lambda: reduce_scatter(piece, pieces)}
+    collectives["allreduce_tiny"] = lambda: dist.all_reduce(tiny)  # the latency
     times: dict[str, list[float]] = {name: [] for name in [*steps_timed, *collectives]}
     dist.barrier()  # start the measurements together
     for k in range(3 + args.timing_steps):  # 3 warm-up rounds, not kept
