@@ -12,6 +12,12 @@ TORCH_INDEX ?=
 # VENV_FLAGS=--system-site-packages lets the environment use a torch the system already has.
 WHEELHOUSE ?=
 VENV_FLAGS ?=
+# On Linux without an NVIDIA GPU (no nvidia-smi), PyPI's torch is the CUDA build (about 3 GB
+# of nvidia-* wheels it cannot use): take PyTorch's CPU build there, unless TORCH_INDEX, a
+# wheelhouse or a pip constraint (CI's) decides. TORCH_INDEX=pypi keeps PyPI's build.
+CPU_INDEX := https://download.pytorch.org/whl/cpu
+AUTO_CPU := $(if $(TORCH_INDEX)$(WHEELHOUSE)$(PIP_CONSTRAINT),,$(and $(filter Linux,$(shell uname -s)),$(if $(shell command -v nvidia-smi),,yes)))
+TORCH_FROM := $(if $(AUTO_CPU),$(CPU_INDEX),$(filter-out pypi,$(TORCH_INDEX)))
 WHEELHOUSE_PYTHONS ?= 3.10 3.11 3.12 3.13
 OFFLINE := $(if $(WHEELHOUSE),--no-index --find-links $(abspath $(WHEELHOUSE)),)
 # make floor: the oldest torch the course declares (requirements.txt), in an environment of
@@ -56,7 +62,8 @@ help:
 $(STAMP): requirements.txt pyproject.toml
 	$(PYTHON) -m venv $(VENV_FLAGS) $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade $(OFFLINE) pip
-	$(if $(TORCH_INDEX),$(BIN)/python -m pip install --quiet --no-compile torch --index-url $(TORCH_INDEX),)
+	$(if $(AUTO_CPU),@echo "No NVIDIA GPU here (no nvidia-smi): PyTorch's CPU build from $(CPU_INDEX) (TORCH_INDEX=pypi: PyPI's CUDA build instead)",)
+	$(if $(TORCH_FROM),$(BIN)/python -m pip install --quiet --no-compile torch --index-url $(TORCH_FROM),)
 	$(BIN)/python -m pip install --quiet --no-compile $(OFFLINE) -r requirements.txt
 # Byte-compile the installed packages on every core (pip does it on one: 17 s longer on a
 # 2-core machine). As under pip, the few files written for newer Pythons fail and are skipped.

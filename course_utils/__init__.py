@@ -9,7 +9,7 @@ from course_utils.gpu_check import diagnose_gpu
 from course_utils.interactive import live_printout
 from course_utils.memory import format_bytes, memory_report, memory_report_text
 from course_utils.models import peaks_model, peaks_step
-from course_utils.precision import half_dtype, pin_fp32_precision, tf32_capable
+from course_utils.precision import cpu_has_bf16, half_dtype, pin_fp32_precision, tf32_capable
 from course_utils.recorded_runs import recorded_files, show_recorded
 from course_utils.results import (Recorded, load_results, results_file, results_folder,
                                   save_file, save_results)
@@ -19,6 +19,7 @@ from course_utils.timing import (Timing, benchmark, format_rate, format_seconds,
 
 __all__ = [
     "GpuPeak", "Recorded", "Timing", "available_devices", "benchmark", "check_answer",
+    "cpu_has_bf16",
     "data_path", "datasheet_row", "device_report", "device_report_text", "diagnose_gpu",
     "format_bytes", "format_rate", "format_seconds", "gpu_peak", "half_dtype", "live_printout",
     "load_results", "memory_report", "memory_report_text", "noise_summary", "peaks",

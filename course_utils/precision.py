@@ -55,3 +55,34 @@ def half_dtype(device: str | torch.device) -> torch.dtype:
             native = torch.cuda.get_device_capability(dev) >= (8, 0)
         return torch.bfloat16 if native else torch.float16
     return torch.float16
+
+
+# CPU feature flags that give bfloat16 its own instructions (Linux /proc/cpuinfo names):
+# x86 AVX512_BF16 and AMX, Arm's BF16 (in "Features"); macOS: sysctl hw.optional.arm.FEAT_BF16.
+CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16", "bf16")
+
+
+def cpu_has_bf16(cpuinfo: str | None = None) -> bool | None:
+    """Whether this CPU has bfloat16 instructions (then a bfloat16 product can beat float32);
+    None where the system does not say. `cpuinfo`: the text of /proc/cpuinfo (read if None)."""
+    import platform
+    import subprocess
+
+    if cpuinfo is None and platform.system() == "Darwin":
+        try:
+            out = subprocess.run(["sysctl", "-n", "hw.optional.arm.FEAT_BF16"],
+                                 capture_output=True, text=True, timeout=5).stdout.strip()
+        except OSError:
+            return None
+        return out == "1" if out in ("0", "1") else None
+    if cpuinfo is None:
+        try:
+            with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+                cpuinfo = f.read()
+        except OSError:
+            return None
+    flags = {word for line in cpuinfo.splitlines()
+             if line.split(":")[0].strip() in ("flags", "Features") for word in line.split()}
+    if not flags:
+        return None
+    return any(flag in flags for flag in CPU_BF16_FLAGS)

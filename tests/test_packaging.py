@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import sys
+from pathlib import Path
 
 import pytest
 import torch
@@ -88,3 +90,27 @@ def test_the_wheel_can_be_built_without_isolation() -> None:
                      if line.startswith("setuptools")]
     assert not setuptools.specifier.contains(Version("65.5.0"))  # Python 3.11's ensurepip
     assert setuptools.specifier.contains(Version("70.1.0"))
+
+
+@pytest.mark.parametrize("extra, index", [
+    ([], "https://download.pytorch.org/whl/cpu"),  # no NVIDIA GPU here: the CPU build
+    (["TORCH_INDEX=pypi"], None),  # PyPI's build, as asked
+    (["TORCH_INDEX=https://example.org/whl/cu126"], "https://example.org/whl/cu126"),
+    (["PIP_CONSTRAINT=/nonexistent/c.txt"], None),  # a constraint decides (CI's)
+])
+def test_make_install_picks_the_cpu_build_without_an_nvidia_gpu(
+        tmp_path: Path, extra: list[str], index: str | None) -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("make") is None or shutil.which("nvidia-smi") or os.uname().sysname != "Linux":
+        pytest.skip("the automatic choice is for Linux machines without nvidia-smi")
+    env = {k: v for k, v in os.environ.items() if k not in ("PIP_CONSTRAINT", "TORCH_INDEX")}
+    done = subprocess.run(["make", "-n", "-B", "install", f"VENV={tmp_path / 'v'}", *extra],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    torch_lines = [ln for ln in done.stdout.splitlines() if "install" in ln and " torch " in ln]
+    if index is None:
+        assert torch_lines == []  # requirements.txt alone: PyPI's build, or the constraint's
+    else:
+        assert len(torch_lines) == 1 and torch_lines[0].endswith(f"--index-url {index}")

@@ -62,3 +62,16 @@ def test_this_gpu_agrees_with_torch() -> None:
     major, _ = torch.cuda.get_device_capability()
     assert tf32_capable("cuda") is (major >= 8)
     assert (half_dtype("cuda") == torch.bfloat16) is torch.cuda.is_bf16_supported(including_emulation=False)
+
+
+def test_cpu_bf16_instructions_are_read_from_the_cpu_flags() -> None:
+    from course_utils import cpu_has_bf16
+
+    x86 = "processor : 0\nflags : fpu sse avx2 avx512f{}\nmodel name : some CPU\n"
+    assert cpu_has_bf16(x86.format("")) is False  # AVX-512 alone: no bfloat16 units
+    assert cpu_has_bf16(x86.format(" avx512_bf16")) is True
+    assert cpu_has_bf16(x86.format(" amx_tile amx_bf16")) is True
+    assert cpu_has_bf16("processor : 0\nFeatures : fp asimd sve bf16 i8mm\n") is True  # Arm
+    assert cpu_has_bf16("processor : 0\nFeatures : fp asimd evtstrm\n") is False
+    assert cpu_has_bf16("processor : 0\nmodel name : no flag lines\n") is None  # unknown
+    assert cpu_has_bf16() in (True, False, None)  # this machine, whatever it is
