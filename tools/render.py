@@ -11,10 +11,8 @@ from __future__ import annotations
 import argparse
 import html
 import json
-import os
 import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -154,22 +152,6 @@ def _timed_out_cell(source: Path, message: str) -> tuple[int, str] | None:
     return None
 
 
-def ipc_kernel_manager(folder: str) -> type:
-    """A kernel manager that talks to its kernel over Unix sockets in `folder`, not over TCP:
-    nothing listens on a port, and the kernel has no unencrypted TCP transport to warn about
-    (POSIX systems only)."""
-    from jupyter_client.manager import KernelManager
-    from traitlets import CaselessStrEnum
-
-    class IPCKernelManager(KernelManager):
-        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
-
-        def _ip_default(self) -> str:  # with ipc, the sockets' path prefix
-            return os.path.join(folder, "kernel")
-
-    return IPCKernelManager
-
-
 def execute(source: Path, executed: Path, parameters: dict[str, Any], progress: bool = True,
             cell_timeout: int = CELL_TIMEOUT, cwd: Path | None = None) -> None:
     """Run a notebook top to bottom with papermill, writing the executed copy (never the source).
@@ -182,21 +164,22 @@ def execute(source: Path, executed: Path, parameters: dict[str, Any], progress: 
     import papermill
     from nbclient.exceptions import CellTimeoutError
 
-    sockets = tempfile.TemporaryDirectory(prefix="course_kernel_")
-    local = {"kernel_manager_class": ipc_kernel_manager(sockets.name)} if os.name == "posix" else {}
     try:
         papermill.execute_notebook(
             str(source), str(executed), parameters=parameters, kernel_name="python3",
             cwd=str(cwd or source.parent), progress_bar=progress, log_output=False,
-            execution_timeout=cell_timeout, request_save_on_cell_execute=False, **local,
+            execution_timeout=cell_timeout, request_save_on_cell_execute=False,
+            # The kernel's own log: only errors. Its one warning otherwise, on every start,
+            # is that it listens on localhost TCP without encryption, as every local
+            # Jupyter kernel does.
+            extra_arguments=["--IPKernelApp.log_level=ERROR"],
         )
     except CellTimeoutError as err:
         found = _timed_out_cell(source, str(err))
         where = f"cell {found[0]} ({found[1]!r})" if found else "a cell"
         raise TimeoutError(f"{source.name}: {where} ran longer than {cell_timeout} s and was "
                            "stopped") from err
-    finally:
-        sockets.cleanup()
+
 
 
 def write_index(build: Path, rendered: list[Rendered], device: str | None) -> Path:
