@@ -104,7 +104,7 @@ def test_without_the_package_the_notebook_says_how_to_install(venv: dict[str, Pa
     assert error.ename == "ModuleNotFoundError"
     assert "course_utils, the course's helper package" in error.evalue
     assert "Run on a hosted GPU (Colab, Kaggle)" in error.evalue  # the README's section
-    assert "keeps the platform's PyTorch" in error.evalue
+    assert "keeping the platform's PyTorch" in error.evalue
 
 
 def test_installed_wheel_runs_notebook_00_elsewhere(wheel: Path, venv: dict[str, Path]) -> None:
