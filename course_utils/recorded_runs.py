@@ -132,8 +132,10 @@ def changed_cells(recorded: str | Path, current: str | Path) -> set[str]:
     """The ids of the code cells that differ between a recorded run of a notebook and the
     notebook now (new and removed cells too), showing a recording aside."""
     old, new = _code_cells(Path(recorded)), _code_cells(Path(current))
+    # A cell added or removed counts as no code at all on the other side: one that only
+    # shows a recording changes nothing the recording computed.
     return {i for i in old.keys() | new.keys()
-            if i not in old or i not in new or _without_display(old[i]) != _without_display(new[i])}
+            if _without_display(old.get(i, "")) != _without_display(new.get(i, ""))}
 
 
 def run_label(data: dict[str, Any], recorded: str | Path, current: str | Path | None = None,

@@ -223,3 +223,14 @@ def test_each_recorded_cell_a_notebook_shows_ships_with_the_course(path: Path) -
 def test_the_gpu_only_parts_show_a_recording() -> None:
     with_calls = {p.name[:2] for p in course_notebooks() if _calls(p)}
     assert with_calls >= {"00", "02", "03", "04", "05", "06", "07", "08", "09", "10", "11", "12", "14"}
+
+
+def test_a_cell_added_only_to_show_a_recording_is_no_change(tmp_path: Path) -> None:
+    source = _source(tmp_path / "05_demo.ipynb", "a = 1", "print(a)")
+    recorded = _record(tmp_path / "results", source, "GPU X", "2026-01-02", "0123456")
+    (tmp_path / "now").mkdir()
+    now = _source(tmp_path / "now" / "05_demo.ipynb", "a = 1", "print(a)",
+                  "# Without a GPU: the recorded one.\nif not gpu:\n    show_recorded('05', 'cell-1')")
+    assert changed_cells(recorded, now) == set()  # the new cell computes nothing
+    changed = _source(tmp_path / "now" / "05_other.ipynb", "a = 1", "print(a)", "b = 2")
+    assert changed_cells(recorded, changed) == {"cell-2"}  # a new cell with code counts

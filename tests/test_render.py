@@ -178,3 +178,38 @@ def test_a_build_prints_no_kernel_warnings(tmp_path: Path, capfd: pytest.Capture
     execute(source, tmp_path / "out.ipynb", {}, progress=False)
     assert nbformat.read(tmp_path / "out.ipynb", as_version=4).cells[0].outputs[0]["text"] == "2\n"
     assert "WARNING" not in capfd.readouterr().err  # e.g. the kernel's TCP notice, per kernel
+
+
+def test_the_built_deck_fits_a_1280x800_screen(build: Path) -> None:
+    from tools.render import SLIDE_SIZE, slide_fit
+
+    assert CHROMIUM is not None, "CI must have chromium (make test installs it)"
+    assert SLIDE_SIZE == (1280, 800)
+    deck = build / "slides" / f"{NOTEBOOK.stem}.slides.html"
+    assert 'width: 1280' in deck.read_text() and 'height: 800' in deck.read_text()
+    assert slide_fit(deck, CHROMIUM) == []  # every slide of it, executed, fits
+
+
+def test_a_slide_too_tall_or_too_wide_is_found(build: Path, tmp_path: Path) -> None:
+    from tools.render import export, slide_fit
+
+    assert CHROMIUM is not None, "CI must have chromium (make test installs it)"
+    nb = nbformat.v4.new_notebook()
+    fits = nbformat.v4.new_markdown_cell("# A slide that fits\n\nOne line.")
+    tall = nbformat.v4.new_markdown_cell("## Too tall\n\n" + "\n\n".join(
+        f"Paragraph {k}." for k in range(40)))
+    wide = nbformat.v4.new_code_cell("x = " + " + ".join(["1"] * 80))  # 320 characters
+    for cell, kind in ((fits, "slide"), (tall, "slide"), (wide, "slide")):
+        cell.metadata["slideshow"] = {"slide_type": kind}
+    nb.cells = [fits, tall, wide]
+    source = tmp_path / "demo.ipynb"
+    nbformat.write(nb, source)
+    deck = build / "slides" / "demo.slides.html"  # beside the build's vendor folder
+    try:
+        export(source, tmp_path / "demo.html", deck, vendor_url="../vendor")
+        misfits = slide_fit(deck, CHROMIUM)
+    finally:
+        deck.unlink(missing_ok=True)
+    assert [(s["slide"], s["height"] > 800, s["wide_blocks"] > 0) for s in misfits] == [
+        (1, True, False), (2, False, True)]
+    assert misfits[0]["text"].startswith("Too tall")  # named by its heading

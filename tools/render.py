@@ -32,6 +32,8 @@ VENDOR_FILES = [
 # Seconds any one cell may run before an execution fails (the slowest cell of a full-size GPU
 # run takes well under this); a hung kernel then fails the build instead of blocking it.
 CELL_TIMEOUT = 900
+# The slides' size in CSS pixels (reveal.js scales them to the screen): a 1280x800 screen.
+SLIDE_SIZE = (1280, 800)
 # Parts of the MathJax 2 package a browser never loads.
 MATHJAX_SKIP = ("unpacked", "test", "docs", "*.md")
 
@@ -88,6 +90,10 @@ def exporter_config(vendor_url: str) -> Any:
     # imports its fonts from Google's servers.
     c.SlidesExporter.reveal_theme = "white"
     c.SlidesExporter.reveal_scroll = True
+    # The slide's own size, in CSS pixels: that of a 1280x800 screen, which reveal.js scales
+    # to whatever screen shows it. (nbconvert's 960x700 clips an 88-character line of code.)
+    c.SlidesExporter.reveal_width = str(SLIDE_SIZE[0])
+    c.SlidesExporter.reveal_height = str(SLIDE_SIZE[1])
     c.SlidesExporter.exclude_input_prompt = True
     c.SlidesExporter.exclude_output_prompt = True
     return c
@@ -250,6 +256,93 @@ def render_course(
     return done
 
 
+# Measures, once reveal.js is ready, every slide at its own size (all its fragments shown):
+# its height, and its <pre> blocks (code, printed output) wider than the slide.
+SLIDE_FIT_JS = """
+<script>
+(function () {
+  function measure() {
+    var out = [];
+    var slides = Array.prototype.filter.call(document.querySelectorAll(".reveal .slides section"),
+      function (s) { return !s.querySelector("section"); });
+    slides.forEach(function (s, i) {
+      var display = s.style.display, hidden = s.hasAttribute("hidden");
+      s.removeAttribute("hidden"); s.style.display = "block";
+      var wide = Array.prototype.filter.call(s.querySelectorAll("pre"), function (p) {
+        return p.scrollWidth > p.clientWidth + 1; }).length;
+      var heading = s.querySelector("h1, h2, h3, h4");
+      var text = (heading ? heading.textContent : s.textContent).replace(/\\s+/g, " ").trim();
+      out.push({slide: i, height: s.scrollHeight, wide_blocks: wide, text: text.slice(0, 70)});
+      s.style.display = display; if (hidden) s.setAttribute("hidden", "");
+    });
+    var pre = document.createElement("pre"); pre.id = "slide-fit";
+    pre.textContent = JSON.stringify(out); document.body.appendChild(pre);
+  }
+  var timer = setInterval(function () {
+    if (document.querySelector(".reveal.ready")) { clearInterval(timer); measure(); }
+  }, 100);
+})();
+</script>
+"""
+
+
+def find_chromium() -> str | None:
+    """A Chromium or Chrome binary on PATH, if any."""
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        if shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def slide_fit(deck: Path, chromium: str) -> list[dict[str, Any]]:
+    """The slides of `deck` (a rendered .slides.html) that do not fit SLIDE_SIZE: each slide
+    taller than it, or with a code or output block wider than it (clipped), measured in
+    headless Chromium; [] when all fit."""
+    import re
+    import subprocess
+    import tempfile
+
+    probe = deck.with_name(deck.name.replace(".slides.html", ".fit.html"))
+    text = deck.read_text(encoding="utf-8")
+    probe.write_text(text[:text.rindex("</html>")] + SLIDE_FIT_JS + "</html>\n", encoding="utf-8")
+    try:
+        with tempfile.TemporaryDirectory(prefix="slide_fit_") as profile:
+            done = subprocess.run(
+                [chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                 "--disable-background-networking", "--allow-file-access-from-files",
+                 f"--window-size={SLIDE_SIZE[0]},{SLIDE_SIZE[1]}", f"--user-data-dir={profile}",
+                 "--virtual-time-budget=20000", "--dump-dom", probe.resolve().as_uri()],
+                capture_output=True, text=True, timeout=180)
+    finally:
+        probe.unlink()
+    found = re.search(r'<pre id="slide-fit">(.*?)</pre>', done.stdout, re.S)
+    if found is None:
+        raise RuntimeError(f"{deck.name}: the slides could not be measured in Chromium "
+                           f"(exit {done.returncode}): {done.stderr[-500:]}")
+    slides = json.loads(html.unescape(found.group(1)))
+    return [s for s in slides if s["height"] > SLIDE_SIZE[1] or s["wide_blocks"]]
+
+
+def report_slide_fit(decks: list[Path]) -> dict[str, list[dict[str, Any]]]:
+    """Check every deck with slide_fit and print the slides that do not fit (Chromium needed:
+    without it, one line says the check was skipped)."""
+    chromium = find_chromium()
+    if chromium is None:
+        print("Slide sizes not checked: no Chromium here (make browser installs it).")
+        return {}
+    misfits = {deck.name: slide_fit(deck, chromium) for deck in decks}
+    for name, slides in misfits.items():
+        for s in slides:
+            why = (f"{s['height']} px tall" if s["height"] > SLIDE_SIZE[1] else "") + (
+                f"{', ' if s['height'] > SLIDE_SIZE[1] else ''}{s['wide_blocks']} block(s) "
+                "wider than the slide" if s["wide_blocks"] else "")
+            print(f"  {name}, slide {s['slide'] + 1}: {why} ({s['text']!r})")
+    bad = sum(len(s) for s in misfits.values())
+    print(f"Slides at {SLIDE_SIZE[0]}x{SLIDE_SIZE[1]}: "
+          + ("all fit." if not bad else f"{bad} do not fit (reveal.js scrolls them)."))
+    return misfits
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line: python -m tools.render [--device D] [--params FILE] [--build DIR] [NOTEBOOK ...]."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -267,6 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     if not isinstance(params, dict):
         parser.error(f"{args.params} must hold a JSON object: notebook file name -> parameters")
     rendered = render_course(notebooks, args.build.resolve(), args.device or None, params)
+    report_slide_fit([r.slides for r in rendered])
     index = args.build.resolve() / "index.html"
     print(f"\nRendered {len(rendered)} notebook(s). Open {index}")
     print(f"  or serve them: python -m http.server -d {args.build} 8000  ->  http://localhost:8000/")
