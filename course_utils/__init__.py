@@ -7,6 +7,7 @@ from course_utils.devices import (available_devices, device_report, device_repor
 from course_utils.exercises import check_answer
 from course_utils.gpu_check import diagnose_gpu
 from course_utils.interactive import live_printout
+from course_utils.launch import torchrun
 from course_utils.memory import format_bytes, memory_report, memory_report_text
 from course_utils.models import peaks_model, peaks_step
 from course_utils.precision import cpu_has_bf16, half_dtype, pin_fp32_precision, tf32_capable
@@ -25,5 +26,5 @@ __all__ = [
     "load_results", "memory_report", "memory_report_text", "noise_summary", "peaks",
     "peaks_grid", "peaks_model", "peaks_step", "pick_device", "pin_fp32_precision",
     "recorded_files", "results_file", "results_folder", "save_file", "save_results", "seed_everything", "show_recorded",
-    "synchronize", "tf32_capable",
+    "synchronize", "tf32_capable", "torchrun",
 ]
