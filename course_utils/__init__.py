@@ -8,7 +8,8 @@ from course_utils.exercises import check_answer
 from course_utils.gpu_check import diagnose_gpu
 from course_utils.interactive import live_printout
 from course_utils.launch import torchrun
-from course_utils.memory import format_bytes, memory_report, memory_report_text
+from course_utils.memory import (SavedActivations, format_bytes, memory_report,
+                                 memory_report_text)
 from course_utils.models import peaks_model, peaks_step
 from course_utils.precision import cpu_has_bf16, half_dtype, pin_fp32_precision, tf32_capable
 from course_utils.recorded_runs import recorded_files, show_recorded
@@ -19,7 +20,7 @@ from course_utils.timing import (Timing, benchmark, format_rate, format_seconds,
                                  noise_summary)
 
 __all__ = [
-    "GpuPeak", "Recorded", "Timing", "available_devices", "benchmark", "check_answer",
+    "GpuPeak", "Recorded", "SavedActivations", "Timing", "available_devices", "benchmark", "check_answer",
     "cpu_has_bf16",
     "data_path", "datasheet_row", "device_report", "device_report_text", "diagnose_gpu",
     "format_bytes", "format_rate", "format_seconds", "gpu_peak", "half_dtype", "live_printout",

@@ -1,7 +1,10 @@
-"""Reading how much memory a device (or, on CPU, this process) is using."""
+"""Reading how much memory a device (or, on CPU, this process) is using, and what autograd
+saves for backward (SavedActivations, notebooks 10 and 11)."""
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Iterable
 from typing import Any
 
 import psutil
@@ -61,3 +64,41 @@ def memory_report_text(report: dict[str, Any]) -> str:
     parts = [f"{k}={format_bytes(v) if isinstance(v, int) and not isinstance(v, bool) else v}"
              for k, v in report.items()]
     return ", ".join(parts)
+
+
+class SavedActivations:
+    """Inside `with`, count the storages autograd saves for backward, each once, on any
+    device. total_bytes, count: what was saved; peak_bytes: the most held at once;
+    alive_bytes(): what autograd holds now. Storages of `exclude` are left out."""
+
+    def __init__(self, exclude: Iterable[torch.Tensor] = ()) -> None:
+        self.excluded = {(t.device, t.untyped_storage().data_ptr()) for t in exclude}
+        self.blocks = {}  # (device, storage address) -> [bytes, weak refs to its tensors]
+        self.total_bytes = self.count = self.peak_bytes = 0
+
+    def held(self, key: tuple) -> bool:  # a saved tensor on this storage still lives
+        return any(ref() is not None for ref in self.blocks[key][1])
+
+    def alive_bytes(self) -> int:
+        return sum(self.blocks[key][0] for key in self.blocks if self.held(key))
+
+    def pack(self, t: torch.Tensor) -> torch.Tensor:
+        packed = t.detach()  # same memory, no reference cycle through t's graph
+        key = (t.device, t.untyped_storage().data_ptr() or -id(packed))  # 0: empty
+        if key in self.excluded:
+            return packed
+        if key not in self.blocks or not self.held(key):  # new, or an address reused
+            self.blocks[key] = [t.untyped_storage().nbytes(), []]
+            self.total_bytes += self.blocks[key][0]
+            self.count += 1
+        self.blocks[key][1].append(weakref.ref(packed))
+        self.peak_bytes = max(self.peak_bytes, self.alive_bytes())
+        return packed
+
+    def __enter__(self) -> "SavedActivations":
+        self.hooks = torch.autograd.graph.saved_tensors_hooks(self.pack, lambda t: t)
+        self.hooks.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.hooks.__exit__(*exc)

@@ -76,3 +76,29 @@ def test_cuda_counts_an_allocation() -> None:
     assert after["total"] == total
     del block
     assert memory_report("cuda")["allocated"] == before["allocated"]
+
+
+def test_saved_activations_counts_each_storage_once_and_follows_it() -> None:
+    from torch import nn
+
+    from course_utils import SavedActivations
+
+    torch.manual_seed(0)
+    small = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
+    x = torch.randn(5, 4)
+    # x (5x4) and the ReLU output (5x3, saved by the ReLU and the next Linear: once); the
+    # second Linear's weight is a parameter, left out; 4 bytes a float.
+    with SavedActivations(exclude=small.parameters()) as saved:
+        loss = small(x).sum()
+    assert (saved.total_bytes, saved.count) == (4 * (5 * 4 + 5 * 3), 2)
+    assert saved.peak_bytes == saved.alive_bytes() == saved.total_bytes
+    loss.backward()
+    assert saved.alive_bytes() == 0  # backward let them go
+    assert saved.peak_bytes == saved.total_bytes  # the peak stays what it was
+    with SavedActivations() as everything:  # nothing excluded: the weight counts too
+        small(x).sum()
+    assert everything.total_bytes == saved.total_bytes + 4 * 3 * 2
+    with SavedActivations(exclude=small.parameters()) as nothing:
+        with torch.no_grad():
+            small(x)
+    assert (nothing.total_bytes, nothing.count, nothing.peak_bytes) == (0, 0, 0)
