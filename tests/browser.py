@@ -5,12 +5,13 @@ from __future__ import annotations
 import functools
 import http.server
 import os
-import shutil
 import subprocess
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from tools.render import find_chromium  # noqa: F401 (one finder, for tests and the build)
 
 # Flags for a sandboxed, offline machine: no background traffic, a fresh profile every time.
 CHROMIUM_FLAGS = [
@@ -18,15 +19,6 @@ CHROMIUM_FLAGS = [
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
     "--hide-scrollbars", "--window-size=1280,800",
 ]
-
-
-def find_chromium() -> str | None:
-    """Return the path of a Chromium or Chrome binary, if one is installed."""
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
 
 
 class _LoggingHandler(http.server.SimpleHTTPRequestHandler):
