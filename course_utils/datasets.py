@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
+import zlib
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 
 from course_utils.devices import pick_device
 
@@ -35,6 +37,50 @@ def peaks_grid(
     X = torch.stack([gx.reshape(-1), gy.reshape(-1)], dim=1)
     y = peaks(X[:, 0], X[:, 1]).unsqueeze(1)
     return X.to(dev), y.to(dev)
+
+
+class CompressedImages(torch.utils.data.Dataset):
+    """Small colour images stored zlib-compressed, decoded one sample per `__getitem__`.
+
+    Each item is decompressed, flipped left-right at random (when `augment`), resized to
+    `out_side` x `out_side` with antialiasing and normalised: per-sample CPU work like an
+    image pipeline's decoding and augmentation, with no file and no download. Images are
+    smooth colour ramps plus noise, labelled 0-9 at random, made from `seed`. A module-level
+    class, so spawned DataLoader workers can unpickle it.
+    """
+
+    def __init__(self, n: int, side: int = 64, out_side: int = 32, seed: int = 0,
+                 augment: bool = True) -> None:
+        for name, value, low in (("n", n, 1), ("side", side, 2), ("out_side", out_side, 1)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < low:
+                raise ValueError(f"{name} must be an integer >= {low}, got {value!r}.")
+        gen = torch.Generator().manual_seed(seed)
+        ramp = torch.linspace(0, 1, side)
+        self.side, self.out_side, self.augment = side, out_side, bool(augment)
+        self.labels = torch.randint(0, 10, (n,), generator=gen)
+        self.blobs: list[bytes] = []
+        for _ in range(n):
+            across, down = torch.rand(2, 3, 1, 1, generator=gen)
+            image = ramp.view(1, 1, -1) * across + ramp.view(1, -1, 1) * down
+            image = image / 2 + 0.05 * torch.randn(3, side, side, generator=gen)
+            pixels = (image.clamp(0, 1) * 255).round().to(torch.uint8)
+            self.blobs.append(zlib.compress(pixels.numpy().tobytes()))
+
+    def __len__(self) -> int:
+        return len(self.blobs)
+
+    def pixels(self, index: int) -> torch.Tensor:
+        """Image `index` decompressed: uint8, (3, side, side)."""
+        raw = bytearray(zlib.decompress(self.blobs[index]))
+        return torch.frombuffer(raw, dtype=torch.uint8).view(3, self.side, self.side)
+
+    def __getitem__(self, index: int) -> tuple[torch.Tensor, torch.Tensor]:
+        image = self.pixels(index).float().div_(255)
+        if self.augment and torch.rand(()) < 0.5:
+            image = image.flip(-1)
+        image = F.interpolate(image[None], size=(self.out_side, self.out_side),
+                              mode="bilinear", antialias=True)[0]
+        return (image - 0.5) / 0.25, self.labels[index]
 
 
 def data_path(*parts: str) -> Path:
