@@ -38,12 +38,13 @@ PARAMS ?=
 PORT     ?= 8888
 LAB_ARGS ?=
 NOTEBOOK ?=
+MUTMUT_VERSION ?= 3.8.1
 # Run a command as root: directly when we are root, else through sudo.
 SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
 
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: help install lab fresh test stress course browser clean gpu-run wheelhouse floor
+.PHONY: help install lab fresh test stress course browser clean gpu-run wheelhouse floor fuzz mutation
 
 help:
 	@echo "make lab     install, then open JupyterLab on your own copies of the notebooks"
@@ -57,6 +58,9 @@ help:
 	@echo "             (every notebook at gpu.json, the GPU tests, a summary; DEADLINE=500 stops on time)"
 	@echo "make wheelhouse  download what an offline install needs, besides torch, into wheelhouse/"
 	@echo "make floor   every notebook at its defaults with the oldest torch the course declares"
+	@echo "make fuzz    every notebook with parameter sets drawn from its contract (SETS=3 SEED=0,"
+	@echo "             DEVICE=cpu, NOTEBOOKS=\"09 11\"); a table of failures in build/fuzz/report.md"
+	@echo "make mutation  mutation testing (mutmut) of course_utils/ and tools/ against the fast tests"
 	@echo "make clean   remove the virtual environments, node_modules/, build/ and wheelhouse/"
 
 $(STAMP): requirements.txt pyproject.toml
@@ -103,6 +107,18 @@ test: $(STAMP)
 # Not part of `make test` (about a minute on 2 cores): widget cells never hang under load.
 stress: $(STAMP)
 	$(BIN)/python -m pytest -m stress -s -n 0 tests/test_widget_stress.py
+
+# Not part of `make test` (minutes per notebook): every notebook with parameter sets drawn
+# from the contract of its setup cell (tools/fuzz.py); the run goes on past a failure.
+fuzz: $(STAMP)
+	$(BIN)/python -m tools.fuzz $(if $(SETS),--sets $(SETS),) $(if $(SEED),--seed $(SEED),) $(if $(DEVICE),--device $(DEVICE),) $(NOTEBOOKS)
+
+# Not part of `make test`: mutation testing of course_utils/ and tools/ ([tool.mutmut] in
+# pyproject.toml says which tests run); the share of mutants the tests kill, and the survivors.
+mutation: $(STAMP)
+	$(BIN)/python -m pip install --quiet $(OFFLINE) "mutmut==$(MUTMUT_VERSION)"
+	$(BIN)/mutmut run --max-children $(or $(JOBS),$(shell nproc 2>/dev/null || echo 2)) || true
+	$(BIN)/python -m tools.mutation_score
 
 course: $(STAMP) $(ASSETS)
 	$(BIN)/python -m tools.render $(if $(DEVICE),--device $(DEVICE),) $(if $(PARAMS),--params $(PARAMS),)

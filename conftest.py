@@ -28,7 +28,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
 
     class CourseScheduling(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            if "::test_the_command_runs_the_recording_notebooks_at_the_ci_preset" in nodeid:
+            if ("::test_the_command_runs_the_recording_notebooks_at_the_ci_preset" in nodeid
+                    or "test_edge_presets.py::" in nodeid):  # one notebook run each
                 return nodeid
             return nodeid.split("::", 1)[0]
 
@@ -53,6 +54,8 @@ def _cost_rank(item: pytest.Item) -> float:
         return -_NOTEBOOK_SECONDS.get(name[:2], 10)
     if item.name == "test_the_command_runs_the_recording_notebooks_at_the_ci_preset":
         return -_COURSE_RUN_SECONDS
+    if name == "test_edge_presets.py":  # one notebook at the CI preset
+        return -_NOTEBOOK_SECONDS.get(item.name.split("[")[-1][:2], 10)
     return -_MODULE_SECONDS.get(name, 1)
 
 

@@ -1,5 +1,6 @@
 """Helpers for the course "Deep Learning on GPUs with PyTorch": devices, timing, memory, data."""
 
+from course_utils.contracts import ParameterError, check_param, check_rule
 from course_utils.datasets import CompressedImages, data_path, peaks, peaks_grid
 from course_utils.datasheets import GpuPeak, datasheet_row, gpu_peak
 from course_utils.devices import (available_devices, device_report, device_report_text,
@@ -22,8 +23,8 @@ from course_utils.timing import (Timing, benchmark, format_rate, format_seconds,
                                  noise_summary)
 
 __all__ = [
-    "CompressedImages", "GpuPeak", "Recorded", "SavedActivations", "Timing", "available_devices", "ancestors",
-    "benchmark", "busy_seconds", "check_answer",
+    "CompressedImages", "GpuPeak", "ParameterError", "Recorded", "SavedActivations", "Timing", "available_devices", "ancestors",
+    "benchmark", "busy_seconds", "check_answer", "check_param", "check_rule",
     "cpu_has_bf16",
     "data_path", "datasheet_row", "device_report", "device_report_text", "diagnose_gpu",
     "format_bytes", "format_rate", "format_seconds", "gpu_kernels", "gpu_peak", "half_dtype", "live_printout",

@@ -1,0 +1,29 @@
+"""Notebooks 10 to 12 at the CI preset, whose values once broke them: a batch below the
+slider's old minimum (10), a batch where autocast keeps more than float32 (11), an odd grid
+that the sampler cannot split evenly (12). The recording command's test runs the others."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from tests.nbtools import REPO
+from tests.notebook_params import CI_PARAMS
+from tools.gpu_run import run_notebook
+
+EDGES = {"10_training_step_memory.ipynb": {"BATCH_SIZE": 8},
+         "11_out_of_memory.ipynb": {"BATCH_SIZE": 128},
+         "12_data_parallel_and_ddp.ipynb": {"GRID": 31}}
+
+
+@pytest.mark.notebook
+@pytest.mark.parametrize("name", sorted(EDGES))
+def test_notebook_runs_at_the_ci_preset_with_its_edge_values(name: str, tmp_path: Path) -> None:
+    params = {"DEVICE": "cpu", **CI_PARAMS[name]}
+    assert EDGES[name].items() <= params.items(), "the CI preset lost its edge value"
+    row = run_notebook(REPO / "notebooks" / name, tmp_path / name, params,
+                       {**os.environ, "JUPYTER_PREFER_ENV_PATH": "1"}, timeout=600,
+                       cell_timeout=300)
+    assert row.status == "passed", row.error
