@@ -12,22 +12,32 @@ def check_answer(question: str, answer: Any, expected: Any, *, rel_tol: float | 
     `answer` None means "not answered yet": the verdict says so and nothing is raised, so a
     notebook with open exercises still runs top to bottom. With `rel_tol`, numbers match when
     the answer is within rel_tol x |expected| of the expected value (0.5: within 50% of it);
-    strings compare without case or surrounding blanks.
+    strings compare without case or surrounding blanks; lists and tuples match element by
+    element (with `rel_tol`, each number within it of its counterpart). A truth value matches
+    only a truth value: False is not the answer 0, nor True 1.
     """
     if answer is None:
         print(f"[ ] {question}: not answered yet.")
         return False
-    if rel_tol is not None:
-        try:
-            ok = abs(float(answer) - float(expected)) <= rel_tol * abs(float(expected))
-        except (TypeError, ValueError):
-            ok = False
-    elif isinstance(answer, str) and isinstance(expected, str):
-        ok = answer.strip().lower() == expected.strip().lower()
-    else:
-        ok = bool(answer == expected)
+    ok = _matches(answer, expected, rel_tol)
     if ok:
         print(f"[x] {question}: correct.")
     else:
         print(f"[!] {question}: not yet ({answer!r}). {hint}".rstrip())
     return ok
+
+
+def _matches(answer: Any, expected: Any, rel_tol: float | None) -> bool:
+    if isinstance(answer, bool) != isinstance(expected, bool):
+        return False  # False == 0 in Python, but "no" is not a count
+    if isinstance(expected, (list, tuple)):
+        return (isinstance(answer, (list, tuple)) and len(answer) == len(expected)
+                and all(_matches(a, e, rel_tol) for a, e in zip(answer, expected)))
+    if isinstance(answer, str) and isinstance(expected, str):
+        return answer.strip().lower() == expected.strip().lower()
+    if rel_tol is not None and not isinstance(expected, bool):
+        try:
+            return abs(float(answer) - float(expected)) <= rel_tol * abs(float(expected))
+        except (TypeError, ValueError):
+            return False
+    return bool(answer == expected)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import platform
+
 import pytest
 import torch
 
@@ -128,3 +131,17 @@ def test_unindexed_accelerator_gets_the_current_index(monkeypatch: pytest.Monkey
     assert pick_device() == torch.device("cuda", 1)
     with pytest.raises(RuntimeError, match="only"):
         pick_device("cuda:2")
+
+
+def test_device_report_text_writes_the_values() -> None:
+    text = device_report_text({"memory_total_bytes": 3 * 2**30 + 2**29, "cuda": None,
+                               "python": "3.12.1", "gpu_check": []})
+    assert text.splitlines() == ["memory_total_bytes : 3.5 GiB", "cuda               : -",
+                                 "python             : 3.12.1", "gpu_check          : -"]
+    report = device_report("cpu")
+    assert report["cpu_logical_cores"] == os.cpu_count()
+    assert report["python"] == platform.python_version()
+    assert report["memory_total_bytes"] is None and report["multiprocessors"] is None
+    line = next(ln for ln in device_report_text(report).splitlines()
+                if ln.startswith("torch_threads"))
+    assert line.split(" : ")[1] == str(torch.get_num_threads())

@@ -16,6 +16,8 @@ def test_check_answer_verdicts(capsys: pytest.CaptureFixture[str]) -> None:
     assert "correct" in capsys.readouterr().out
     assert check_answer("q", 4, 3, hint="try again") is False
     assert "not yet (4). try again" in capsys.readouterr().out
+    assert check_answer("q", 4, 3) is False  # no hint: the line ends at the answer
+    assert capsys.readouterr().out == "[!] q: not yet (4).\n"
 
 
 def test_check_answer_tolerance_and_strings() -> None:
@@ -26,6 +28,27 @@ def test_check_answer_tolerance_and_strings() -> None:
     # "Within 50%" is of the expected value: twice it is not close, whichever side it is on.
     assert check_answer("q", 1.5, 1.0, rel_tol=0.5) and check_answer("q", 0.5, 1.0, rel_tol=0.5)
     assert not check_answer("q", 2.0, 1.0, rel_tol=0.5)
+
+
+def test_check_answer_edges() -> None:
+    # Truth values are not numbers here, either way round.
+    assert not check_answer("q", False, 0) and not check_answer("q", 0, False)
+    assert not check_answer("q", True, 1) and not check_answer("q", 1, True)
+    assert check_answer("q", False, False) and not check_answer("q", True, False)
+    assert check_answer("q", 0, 0) and check_answer("q", 0.0, 0, rel_tol=0.1)
+    assert not check_answer("q", 1e-9, 0, rel_tol=0.1)  # 10% of nothing is nothing
+    # A negative expected value: the tolerance is of its size.
+    assert check_answer("q", -95, -100, rel_tol=0.1)
+    assert not check_answer("q", 95, -100, rel_tol=0.1)
+    assert not check_answer("q", -115, -100, rel_tol=0.1)
+    # Lists: element by element, same length, each within the tolerance; strings inside too.
+    assert check_answer("q", [1.04, 2.1], [1.0, 2.0], rel_tol=0.06)
+    assert not check_answer("q", [1.04, 2.2], [1.0, 2.0], rel_tol=0.06)
+    assert not check_answer("q", [1.0], [1.0, 2.0], rel_tol=0.5)
+    assert not check_answer("q", 1.0, [1.0], rel_tol=0.5)
+    assert check_answer("q", ("DDP", " fsdp"), ["ddp", "FSDP"])
+    assert not check_answer("q", ["FSDP", "DDP"], ["DDP", "FSDP"])  # order counts
+    assert check_answer("q", (1, 2), [1, 2])  # a tuple for a list
 
 
 def test_every_data_file_named_in_the_data_readme_ships_in_the_package() -> None:

@@ -101,3 +101,26 @@ def test_an_installed_package_writes_to_the_working_directory(
     in_checkout = checkout / "data" / "results"
     monkeypatch.setattr(results_module, "data_path", lambda *parts: in_checkout)
     assert results_folder() == in_checkout  # a checkout: its recordings can be committed
+
+
+def test_each_shipped_recording_is_read_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    shipped = sorted(p.resolve() for p in data_path("results").glob("*.json"))
+    keyed = [p for p in shipped if json.loads(p.read_text()).get("machine")]
+    assert keyed, "the course ships recordings with a machine block"
+    for where in (None, str(data_path("results")), str(data_path("results")) + "/"):
+        if where is None:
+            monkeypatch.delenv("COURSE_RESULTS_DIR", raising=False)
+        else:  # the reader's folder is the shipped one: still one entry each
+            monkeypatch.setenv("COURSE_RESULTS_DIR", where)
+        paths = [r.path.resolve() for r in load_results("machine")]
+        assert sorted(paths) == keyed
+
+
+def test_shipped_recordings_are_found_beside_the_readers_own(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COURSE_RESULTS_DIR", str(tmp_path))  # empty: the reader has none
+    shipped = {p.resolve() for p in data_path("results").glob("*.json")
+               if json.loads(p.read_text()).get("machine")}
+    assert {r.path.resolve() for r in load_results("machine")} == shipped
+    dates = [r.date for r in load_results("machine")]
+    assert dates == sorted(dates, reverse=True)  # newest first

@@ -21,7 +21,6 @@ def test_known_duration_is_measured() -> None:
     t = benchmark(time.sleep, 0.02, device="cpu", warmup=1, min_run_time=0.3)
     assert 0.02 <= t.median < 0.06
     assert t.runs >= 5 and t.blocks >= 5
-    assert t.iqr >= 0
 
 
 def test_sum_of_two_durations() -> None:
@@ -230,3 +229,48 @@ def test_cuda_timing_includes_the_queued_work() -> None:
     flops = 2 * 4096**3
     assert t.device.startswith("cuda")
     assert flops / t.median < 2e15  # faster than any GPU's peak would mean the wait was missed
+
+
+@pytest.mark.parametrize("kwargs,reason", [
+    ({"blocks": 4}, "only 4 timed blocks"),
+    ({"blocks": 1}, "only 1 timed block"),
+    ({"median": 1.0, "iqr": 0.25}, "spread 25% of the median"),  # exactly at the limit
+    ({"load": 0.5, "threads": 2, "cores": 2}, "other programs kept 0.5 of 2 CPU cores busy"),
+    ({"load": 1.01, "threads": 1, "cores": 2}, "other programs kept 1.0 of 2 CPU cores busy"),
+])
+def test_noise_verdict_edges_that_flag(kwargs: dict[str, float], reason: str) -> None:
+    assert _timing(**kwargs).noise == (reason,)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"blocks": 5},  # exactly enough blocks
+    {"median": 1.0, "iqr": 0.2499},  # just under the limit
+    {"load": 0.49, "threads": 2, "cores": 2},  # light background load
+    {"load": 1.0, "threads": 1, "cores": 2},  # busy, but a core is left for us
+    {"median": 0.0, "iqr": 0.0, "load": None},
+])
+def test_noise_verdict_edges_that_pass(kwargs: dict[str, float]) -> None:
+    t = _timing(**kwargs)  # type: ignore[arg-type]
+    assert t.noise == () or kwargs.get("median") == 0.0
+    if kwargs.get("median") == 0.0:  # no time at all: its spread is no share of anything
+        assert t.spread == float("inf") and t.noise == ("spread inf% of the median",)
+
+
+def test_median_and_spread_come_from_the_blocks_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Slow calls of known length, one per block; the warm-up calls are far slower and must
+    # not count, nor the clock's reads between blocks.
+    clock = _FakeClock()
+    monkeypatch.setattr(timing_module, "_clock", clock)
+    monkeypatch.setattr(timing_module, "synchronize", lambda d: None)
+    monkeypatch.setattr(timing_module, "_busy_seconds", lambda: (0.0, 0.0))
+    lengths = iter([5.0, 5.0, 0.5, 0.7, 0.6, 0.9, 0.8])  # two warm-up calls, then 5 blocks
+
+    def call() -> None:
+        clock.advance(next(lengths))
+
+    t = benchmark(call, device="meta", warmup=2, min_run_time=0.2)
+    assert t.times == pytest.approx((0.5, 0.7, 0.6, 0.9, 0.8))
+    assert t.median == pytest.approx(0.7)  # the middle of the five
+    assert t.iqr == pytest.approx(0.8 - 0.6)  # third quartile less the first
+    assert t.runs == 5 and t.blocks == 5 and t.num_threads == torch.get_num_threads()
+    assert t.spread == pytest.approx(0.2 / 0.7)

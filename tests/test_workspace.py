@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import os
 import subprocess
 import time
@@ -58,6 +59,27 @@ def test_fresh_replaces_one_and_keeps_the_old(course: tuple[Path, Path]) -> None
     assert kept is not None and kept.parent == mine / "old" and kept.read_text() == "my outputs"
     assert (mine / "02_how.ipynb").read_text() == "source of 02_how.ipynb"
     assert workspace.fresh("02_how", mine, sources)[0].name == "02_how.ipynb"
+
+
+def test_fresh_twice_keeps_both_old_copies(course: tuple[Path, Path],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    sources, mine = course
+    workspace.prepare(mine, sources)
+
+    class SameSecond(datetime.datetime):  # both calls within one second
+        @classmethod
+        def now(cls, tz=None):
+            return datetime.datetime(2026, 11, 29, 9, 30, 0)
+
+    monkeypatch.setattr(workspace.datetime, "datetime", SameSecond)
+    kept = []
+    for text in ("morning", "afternoon"):
+        (mine / "01_why.ipynb").write_text(text)
+        kept.append(workspace.fresh("01", mine, sources)[1])
+    assert kept[0] != kept[1]
+    assert [k.read_text() for k in kept] == ["morning", "afternoon"]
+    assert sorted(p.name for p in (mine / "old").iterdir()) == [
+        "01_why-20261129-093000-2.ipynb", "01_why-20261129-093000.ipynb"]
 
 
 @pytest.mark.parametrize("which", ["0", "7", "nope"])

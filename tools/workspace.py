@@ -52,8 +52,9 @@ def prepare(workspace: Path = WORKSPACE, sources: Path = SOURCES) -> dict[str, l
 def fresh(which: str, workspace: Path = WORKSPACE, sources: Path = SOURCES) -> tuple[Path, Path | None]:
     """Replace the working copy of one notebook (by number or name) with the course's own.
 
-    The old copy is kept in workspace/old/ with the time in its name. Returns (new copy,
-    kept old copy or None).
+    The old copy is kept in workspace/old/ with the time in its name (and a count, should
+    two come within one second): no kept copy is ever overwritten. Returns (new copy, kept
+    old copy or None).
     """
     matches = [p for p in course_notebooks(sources)
                if which in (p.name, p.stem, p.name[:2]) or p.name.startswith(which)]
@@ -67,6 +68,10 @@ def fresh(which: str, workspace: Path = WORKSPACE, sources: Path = SOURCES) -> t
     if mine.exists():
         stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
         kept = workspace / "old" / f"{source.stem}-{stamp}.ipynb"
+        n = 1
+        while kept.exists():  # twice within a second: keep both
+            n += 1
+            kept = workspace / "old" / f"{source.stem}-{stamp}-{n}.ipynb"
         kept.parent.mkdir(parents=True, exist_ok=True)
         shutil.move(mine, kept)
     workspace.mkdir(parents=True, exist_ok=True)
