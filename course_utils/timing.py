@@ -117,7 +117,9 @@ def noise_summary(timings: Iterable[Timing]) -> str:
     if not noisy:
         return (f"none of the {len(timings)} timings flagged noisy (each one's spread under "
                 f"{NOISY_SPREAD:.0%} of its median, no other program competing for the CPU)")
-    reasons = sorted({r.split(" of ")[0].split(" kept ")[0] for t in noisy for r in t.noise})
+    # The kinds of reason, each once: every spread's own figure is in its timing's line.
+    reasons = sorted({f"a spread of {NOISY_SPREAD:.0%} or more" if r.startswith("spread")
+                      else r.split(" kept ")[0] for t in noisy for r in t.noise})
     return (f"noisy: {len(noisy)} of {len(timings)} timings ({', '.join(reasons)}); "
             "re-run on an idle machine before trusting them")
 

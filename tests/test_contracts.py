@@ -138,3 +138,32 @@ def test_setup_cells_refuse_what_the_contract_refuses_by_name_and_pass_the_prese
     assert done.returncode == 0, done.stderr[-2000:]
     missed = json.loads(done.stdout.strip().splitlines()[-1])
     assert not missed, "\n".join(map(str, missed))
+
+
+@pytest.mark.parametrize("args, kwargs, message", [
+    (("N", 0, int), {"low": 1, "high": 9}, "N = 0 is refused: N must be an integer >= 1 and <= 9."),
+    (("L", [2, 1], list), {"of": int, "rising": True},
+     "L = [2, 1] is refused: L must be a non-empty list of integers, strictly rising."),
+    (("L", [], list), {}, "L = [] is refused: L must be a non-empty list of numbers."),
+    (("L", [0], list), {"low": 1}, "L = [0] is refused: L must be a non-empty list of numbers >= 1."),
+    (("B", 1, bool), {}, "B = 1 is refused: B must be True or False."),
+    (("M", 0, int), {"low": 1, "none_ok": True},
+     "M = 0 is refused: M must be None (automatic) or an integer >= 1."),
+    (("F", 0.0, float), {"low": 0, "low_open": True}, "F = 0.0 is refused: F must be a number > 0."),
+    (("S", "x", str), {}, None),
+])
+def test_refusal_messages_word_for_word(args, kwargs, message):
+    if message is None:
+        assert check_param(*args, **kwargs) == "x"
+        return
+    with pytest.raises(ParameterError) as err:
+        check_param(*args, **kwargs)
+    assert str(err.value) == message
+
+
+def test_a_single_allowed_value_and_a_bad_kind():
+    assert check_param("W", 4, int, low=4, high=4) == 4  # low equal to high is allowed
+    with pytest.raises(TypeError, match=r"^check_param: kind must be one of \[<class 'int'>, "
+                                        r"<class 'float'>, <class 'bool'>, <class 'str'>, "
+                                        r"<class 'list'>\], of int or float\.$"):
+        check_param("X", 1, int, of=str)

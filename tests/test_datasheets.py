@@ -114,3 +114,9 @@ def test_datasheet_row_says_which_row_stands_in() -> None:
     assert peak.model == "T4" and line.startswith("datasheet: no CUDA GPU in use, so the T4 row")
     with pytest.raises(ValueError, match="reference GPU"):
         datasheet_row("NVIDIA H100", "NVIDIA A10G")
+
+
+def test_gpu_peak_names_the_wrong_type() -> None:
+    from course_utils import gpu_peak
+    with pytest.raises(TypeError, match=r"^gpu_peak expects a device name string, got int\.$"):
+        gpu_peak(3)  # type: ignore[arg-type]

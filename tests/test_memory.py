@@ -102,3 +102,37 @@ def test_saved_activations_counts_each_storage_once_and_follows_it() -> None:
         with torch.no_grad():
             small(x)
     assert (nothing.total_bytes, nothing.count, nothing.peak_bytes) == (0, 0, 0)
+
+
+def test_cuda_and_mps_readouts_come_from_torch(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Without those devices here, torch's readouts are stood in for: each figure must come
+    # from its own function, for the device asked about.
+    import course_utils.memory as memory_module
+
+    asked = []
+    monkeypatch.setattr(memory_module, "_type_count", lambda kind: 2)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.cuda, "mem_get_info", lambda d: asked.append(d) or (30, 80))
+    for name, value in (("memory_allocated", 11), ("memory_reserved", 12),
+                        ("max_memory_allocated", 13)):
+        monkeypatch.setattr(torch.cuda, name, lambda d, v=value: asked.append(d) or v)
+    report = memory_report("cuda:1")
+    assert report == {"device": "cuda:1", "available": True, "allocated": 11, "reserved": 12,
+                      "peak_allocated": 13, "free": 30, "total": 80}
+    assert asked == [torch.device("cuda:1")] * 4
+    assert memory_report("cuda:0")["device"] == "cuda:0"
+    with pytest.raises(ValueError, match=r"cuda:2 does not exist: this machine has 2 CUDA"):
+        memory_report("cuda:2")
+    for name, value in (("current_allocated_memory", 5), ("driver_allocated_memory", 6),
+                        ("recommended_max_memory", 7)):
+        monkeypatch.setattr(torch.mps, name, lambda v=value: v)
+    assert memory_report("mps") == {"device": "mps", "available": True, "allocated": 5,
+                                    "driver_allocated": 6, "recommended_max": 7}
+    assert memory_report("xpu")["note"] == "no memory readout for xpu devices in this course"
+    monkeypatch.setattr(memory_module, "_type_count", lambda kind: 0)
+    assert memory_report("cuda") == {
+        "device": "cuda", "available": False,
+        "note": "no cuda device on this machine: nothing to report"}
+    with pytest.raises(TypeError, match=r"^memory_report expects None, a device string or a "
+                                        r"torch\.device; got int\.$"):
+        memory_report(3)  # type: ignore[arg-type]

@@ -80,3 +80,17 @@ def test_data_path_ignores_a_leftover_package_data_folder(tmp_path, monkeypatch)
     assert datasets.data_path("gpu_peaks.csv") == tmp_path / "data" / "gpu_peaks.csv"
     (package / "data" / "gpu_peaks.csv").write_text("name_pattern\n")  # a wheel's layout
     assert datasets.data_path("gpu_peaks.csv") == package / "data" / "gpu_peaks.csv"
+
+
+def test_seed_zero_and_the_largest_seed_are_allowed() -> None:
+    import random
+
+    from course_utils import seed_everything
+    for seed in (0, 2**32 - 1):
+        seed_everything(seed)
+        first = random.random()
+        seed_everything(seed)
+        assert random.random() == first
+    for bad in (-1, 2**32):
+        with pytest.raises(ValueError):
+            seed_everything(bad)

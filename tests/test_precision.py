@@ -75,3 +75,43 @@ def test_cpu_bf16_instructions_are_read_from_the_cpu_flags() -> None:
     assert cpu_has_bf16("processor : 0\nFeatures : fp asimd evtstrm\n") is False
     assert cpu_has_bf16("processor : 0\nmodel name : no flag lines\n") is None  # unknown
     assert cpu_has_bf16() in (True, False, None)  # this machine, whatever it is
+
+
+def test_cpu_has_bf16_asks_macos_and_reads_proc_elsewhere(monkeypatch, tmp_path):
+    import builtins
+    import platform
+    import subprocess
+    from types import SimpleNamespace
+
+    from course_utils import cpu_has_bf16
+
+    asked = []
+
+    def sysctl(cmd, **kwargs):
+        asked.append((cmd, kwargs))
+        return SimpleNamespace(stdout=answer + "\n")
+
+    monkeypatch.setattr(platform, "system", lambda: "Darwin")
+    monkeypatch.setattr(subprocess, "run", sysctl)
+    for answer, expected in (("1", True), ("0", False), ("", None), ("yes", None)):
+        assert cpu_has_bf16() is expected
+    assert asked[0] == (["sysctl", "-n", "hw.optional.arm.FEAT_BF16"],
+                        {"capture_output": True, "text": True, "timeout": 5})
+    assert cpu_has_bf16("Features : bf16\n") is True  # given text: not asked
+    assert len(asked) == 4
+
+    def no_sysctl(cmd, **kwargs):
+        raise FileNotFoundError(cmd[0])
+
+    monkeypatch.setattr(subprocess, "run", no_sysctl)
+    assert cpu_has_bf16() is None
+    # Linux: /proc/cpuinfo is read, and missing means unknown.
+    monkeypatch.setattr(platform, "system", lambda: "Linux")
+    real_open = builtins.open
+    fake = tmp_path / "cpuinfo"
+    fake.write_text("flags : avx2 avx512_bf16\n")
+    monkeypatch.setattr(builtins, "open", lambda path, *a, **k: real_open(
+        fake if path == "/proc/cpuinfo" else path, *a, **k))
+    assert cpu_has_bf16() is True
+    fake.unlink()
+    assert cpu_has_bf16() is None

@@ -55,3 +55,27 @@ def test_activities_on_this_device_and_quiet(monkeypatch):
             quiet_profiler()
             warnings.warn("Warning: Profiler clears events at the end of each cycle.")
         assert not seen
+
+
+def test_activities_add_the_gpu_only_for_cuda_with_cupti(monkeypatch):
+    import course_utils.profiling as profiling
+
+    picked = []
+    monkeypatch.setattr(profiling, "pick_device",
+                        lambda d: picked.append(d) or torch.device(d or "cpu"))
+    for supported, dev, expected in (
+            ([ProfilerActivity.CPU, ProfilerActivity.CUDA], "cuda",
+             [ProfilerActivity.CPU, ProfilerActivity.CUDA]),
+            ([ProfilerActivity.CPU], "cuda", [ProfilerActivity.CPU]),  # no CUPTI
+            ([ProfilerActivity.CPU, ProfilerActivity.CUDA], "cpu", [ProfilerActivity.CPU])):
+        monkeypatch.setattr(torch.profiler, "supported_activities", lambda s=supported: s)
+        assert profiler_activities(dev) == expected
+    assert picked == ["cuda", "cuda", "cpu"]  # the device asked about, not the best one
+
+
+def test_quiet_profiler_leaves_other_warnings_alone():
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        quiet_profiler()
+        warnings.warn("something else went wrong")
+    assert [str(w.message) for w in seen] == ["something else went wrong"]

@@ -234,3 +234,49 @@ def test_a_cell_added_only_to_show_a_recording_is_no_change(tmp_path: Path) -> N
     assert changed_cells(recorded, now) == set()  # the new cell computes nothing
     changed = _source(tmp_path / "now" / "05_other.ipynb", "a = 1", "print(a)", "b = 2")
     assert changed_cells(recorded, changed) == {"cell-2"}  # a new cell with code counts
+
+
+def test_recorded_files_newest_first_from_the_given_folder(tmp_path: Path) -> None:
+    from course_utils.recorded_runs import recorded_files
+
+    for stem, date in (("gpu-a", "2026-01-05"), ("gpu-b", "2026-03-01"), ("gpu-c", None)):
+        (tmp_path / f"{stem}.json").write_text(json.dumps({"device": stem, "date": date}
+                                                          if date else {"device": stem}))
+        (tmp_path / stem).mkdir()
+        (tmp_path / stem / "trace.json.gz").write_bytes(b"x")
+    (tmp_path / "gpu-d.json").write_text("{}")  # a recording without the file
+    found = recorded_files("trace.json.gz", tmp_path)
+    assert [run["device"] for _, run in found] == ["gpu-b", "gpu-a", "gpu-c"]
+    assert [p for p, _ in found] == [tmp_path / s / "trace.json.gz"
+                                     for s in ("gpu-b", "gpu-a", "gpu-c")]
+    assert recorded_files("trace.json.gz", tmp_path / "none") == []
+    assert recorded_files("missing.gz", tmp_path) == []
+
+
+def test_show_recorded_with_a_full_name_list_text_and_results(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda obj, raw=False: shown.append(obj))
+    source = _source(tmp_path / "05_demo.ipynb", "a = 1", "print(a)")
+    path = _record(tmp_path / "results", source, "GPU X", "2026-01-02", "0123456789")
+    nb = nbformat.read(path, as_version=4)
+    nb.cells[3].outputs = [  # text as a list of lines, no newline at its end; a result
+        nbformat.v4.new_output("stream", name="stdout", text=["one\n", "two"]),
+        nbformat.v4.new_output("execute_result", data={"text/plain": ["4", "2"]},
+                               execution_count=3)]
+    nbformat.write(nb, path)
+    show_recorded("05_demo", "cell-1", tmp_path / "results")
+    assert capsys.readouterr().out.splitlines()[1:] == ["one", "two",
+                                                        "--- end of the recorded output"]
+    assert shown == [{"text/plain": "42"}]
+    (tmp_path / "empty").mkdir()
+    show_recorded("05_demo", "cell-1", tmp_path / "empty")
+    assert capsys.readouterr().out == (
+        "no recorded GPU run of this cell (notebook 05) in data/results/\n")
+    json_path = tmp_path / "results" / "gpu-x.json"
+    data = json.loads(json_path.read_text())
+    del data["device"], data["date"]
+    json_path.write_text(json.dumps(data))
+    show_recorded("05_demo", "cell-9", tmp_path / "results")
+    assert capsys.readouterr().out.startswith(
+        "no recorded GPU output of this cell yet: the newest recording of notebook 05 (?, ?) ")

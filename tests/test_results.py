@@ -124,3 +124,32 @@ def test_shipped_recordings_are_found_beside_the_readers_own(
     assert {r.path.resolve() for r in load_results("machine")} == shipped
     dates = [r.date for r in load_results("machine")]
     assert dates == sorted(dates, reverse=True)  # newest first
+
+
+def test_saved_file_layout_and_fields(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.version, "cuda", "12.4")
+    folder = tmp_path / "deep" / "er"  # made, parents and all
+    path = save_results("sweeps", {"n": [1, 2, 3]}, device_name="GPU Z", folder=folder,
+                        date="2026-01-02")
+    assert path.read_text(encoding="utf-8") == (
+        '{\n "device": "GPU Z",\n "torch": "%s",\n "cuda": "12.4",\n "date": "2026-01-02",\n'
+        ' "sweeps": {\n  "n": [1, 2, 3]\n }\n}\n' % torch.__version__)
+    with pytest.raises(TypeError, match=r"^merge=True needs a dict value, got list\.$"):
+        save_results("x", [1], device_name="GPU Z", folder=folder, merge=True)
+    (folder / "old.json").write_text(json.dumps({"headline": {"a": 1}}))  # no fields at all
+    got = {r.path.name: r for r in load_results("headline", folder)}["old.json"]
+    assert (got.device, got.date, got.torch, got.cuda) == ("old", "date unknown", "?", None)
+    got = load_results("sweeps", folder)[0]
+    assert (got.device, got.date, got.torch, got.cuda, got.value) == (
+        "GPU Z", "2026-01-02", torch.__version__, "12.4", {"n": [1, 2, 3]})
+
+
+def test_the_readers_folder_in_a_checkout_and_outside(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("COURSE_RESULTS_DIR", raising=False)
+    assert results_folder() == data_path("results")  # this checkout: commit a recording
+    site = tmp_path / "pkg" / "data" / "results"
+    monkeypatch.setattr(results_module, "data_path", lambda *parts: site)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("")  # a project, but not the course (no notebooks/)
+    assert results_folder() == tmp_path / "course_results"

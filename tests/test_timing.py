@@ -274,3 +274,20 @@ def test_median_and_spread_come_from_the_blocks_alone(monkeypatch: pytest.Monkey
     assert t.iqr == pytest.approx(0.8 - 0.6)  # third quartile less the first
     assert t.runs == 5 and t.blocks == 5 and t.num_threads == torch.get_num_threads()
     assert t.spread == pytest.approx(0.2 / 0.7)
+
+
+@pytest.mark.parametrize("rate,unit,text", [
+    (1e15, "FLOP", "1 PFLOP/s"), (999e12, "FLOP", "999 TFLOP/s"), (1e12, "FLOP", "1 TFLOP/s"),
+    (1e9, "B", "1 GB/s"), (999e6, "B", "999 MB/s"), (1e6, "B", "1 MB/s"),
+    (1e3, "B", "1 kB/s"), (999.0, "B", "999 B/s"), (12.3e9, "FLOP", "12.3 GFLOP/s"),
+])
+def test_format_rate_at_each_prefix(rate: float, unit: str, text: str) -> None:
+    from course_utils import format_rate
+    assert format_rate(rate, unit) == text
+
+
+def test_noise_summary_names_each_reason_once() -> None:
+    line = noise_summary([_timing(blocks=3), _timing(iqr=5e-4), _timing(load=1.5),
+                          _timing(iqr=6e-4), _timing()])
+    assert line == ("noisy: 4 of 5 timings (a spread of 25% or more, only 3 timed blocks, "
+                    "other programs); re-run on an idle machine before trusting them")
