@@ -280,3 +280,32 @@ def test_show_recorded_with_a_full_name_list_text_and_results(
     show_recorded("05_demo", "cell-9", tmp_path / "results")
     assert capsys.readouterr().out.startswith(
         "no recorded GPU output of this cell yet: the newest recording of notebook 05 (?, ?) ")
+
+
+def test_run_label_with_little_recorded_and_with_two_gpus(tmp_path: Path) -> None:
+    from course_utils.recorded_runs import run_label
+
+    source = _source(tmp_path / "05_demo.ipynb", "a = 1")
+    assert run_label({}, source, current=source) == (
+        "recorded on ? (date unknown, torch ?, course ?); the notebook's code is as recorded")
+    two = {"device": "G", "date": "2026-01-01", "torch": "2.11", "course": {"commit": "abcdef123"},
+           "machine": {"gpu_count": 2, "topology": "\tGPU0\tGPU1\nGPU0\t X \tNV18\nGPU1\tNV18\t X \n"}}
+    assert run_label(two, source, current=source) == (
+        "recorded on G (2026-01-01, torch 2.11, course abcdef1), 2 GPUs, GPU0-GPU1 NV18: "
+        "NVLink, 18 links (nvidia-smi topo -m); the notebook's code is as recorded")
+    del two["machine"]["topology"]
+    assert ", 2 GPUs, their link not recorded;" in run_label(two, source, current=source)
+
+
+def test_code_that_only_shows_a_recording_is_not_code() -> None:
+    from course_utils.recorded_runs import _without_display
+
+    shown = ("from course_utils import (a, show_recorded,\n    b)\n"
+             "x = 1  # a comment\n"
+             "if not gpu:\n    if deeper:\n        show_recorded('05', 'c')\n"
+             "else:\n    y = 2\n"
+             "for i in range(3):\n    show_recorded('05', str(i))\n")
+    assert _without_display(shown) == "fromcourse_utilsimport(a,b)x=1else:y=2"
+    assert _without_display("from course_utils import b, show_recorded") == (
+        "fromcourse_utilsimportb")
+    assert _without_display("if a:\n    b = 1\n") == "ifa:b=1"  # a block with code stays
