@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 from collections import Counter
@@ -37,7 +38,8 @@ def survivors() -> Counter:
     for line in out.splitlines():
         name, _, status = line.strip().partition(": ")
         if "__mutmut_" in name and status in ("survived", "no tests"):
-            per_module[name.split(".x_")[0]] += 1  # course_utils.timing.x_benchmark__mutmut_3
+            # course_utils.timing.x_benchmark__mutmut_3, course_utils.memory.xǁClassǁmethod__...
+            per_module[re.split(r"\.x[_ǁ]", name, maxsplit=1)[0]] += 1
     return per_module
 
 
@@ -49,9 +51,10 @@ def main(argv: list[str] | None = None) -> int:
                    capture_output=True, check=True)
     stats = json.loads((ROOT / "mutants" / "mutmut-cicd-stats.json").read_text())
     percent, killed, tested = score(stats)
+    unchecked = stats["total"] - tested - stats.get("skipped", 0)
     print(f"mutation score {percent:.1f}%: {killed} of {tested} mutants killed "
           f"({stats['survived']} survived, {stats.get('no_tests', 0)} reached by no test, "
-          f"{stats.get('skipped', 0)} skipped)")
+          f"{stats.get('skipped', 0)} skipped; {unchecked} of {stats['total']} not checked yet)")
     for module, n in survivors().most_common():
         print(f"  {module}: {n} left")
     return 1 if args.min is not None and percent < args.min else 0
