@@ -309,3 +309,17 @@ def test_code_that_only_shows_a_recording_is_not_code() -> None:
     assert _without_display("from course_utils import b, show_recorded") == (
         "fromcourse_utilsimportb")
     assert _without_display("if a:\n    b = 1\n") == "ifa:b=1"  # a block with code stays
+
+
+def test_code_hashes_against_hashlib_with_sources_stored_as_lines(tmp_path: Path) -> None:
+    import hashlib
+
+    path = tmp_path / "n.ipynb"  # nbformat stores a cell's source as a list of lines on disk
+    path.write_text(json.dumps({"cells": [
+        {"cell_type": "code", "source": ["x = 1\n", "y = 2"]},
+        {"cell_type": "markdown", "source": "# prose"},
+        {"cell_type": "code", "source": "z = 3"}]}))
+    got = code_hashes(path)
+    assert got["cells"] == [hashlib.sha256(b"x = 1\ny = 2").hexdigest()[:16],
+                            hashlib.sha256(b"z = 3").hexdigest()[:16]]
+    assert got["sha256"] == hashlib.sha256(b"x = 1\ny = 2\0z = 3").hexdigest()
