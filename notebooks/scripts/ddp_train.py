@@ -21,7 +21,7 @@ Every process (a "rank") does the same thing:
    and the all-reduce alone, as a run of back-to-back calls (FSDP: a step, and an
    all-gather and a reduce-scatter of the parameters' size), and an all-reduce of one
    number: the fixed cost of a call, its latency;
-7. writes what it saw to OUT/rank<R>.json, which notebooks 12 and 13 read and compare.
+7. writes what it saw to OUT/rank<R>.json, which notebooks 12 to 14 read and compare.
 
 The same file runs unchanged on one CPU, on several GPUs and on several machines.
 """
