@@ -59,7 +59,7 @@ help:
 	@echo "make wheelhouse  download what an offline install needs, besides torch, into wheelhouse/"
 	@echo "make floor   every notebook at its defaults with the oldest torch the course declares"
 	@echo "make fuzz    every notebook with parameter sets drawn from its contract (SETS=3 SEED=0,"
-	@echo "             DEVICE=cpu, NOTEBOOKS=\"09 11\"); a table of failures in build/fuzz/report.md"
+	@echo "             DEVICE=cpu, NOTEBOOKS=\"10 12\"); a table of failures in build/fuzz/report.md"
 	@echo "make mutation  mutation testing (mutmut) of course_utils/ and tools/ against the fast tests"
 	@echo "make clean   remove the virtual environments, node_modules/, build/ and wheelhouse/"
 

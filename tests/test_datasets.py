@@ -1,4 +1,4 @@
-"""CompressedImages: what 09's worker section decodes, checked against a decoding by hand."""
+"""CompressedImages: what 10's worker section decodes, checked against a decoding by hand."""
 
 import pickle
 

@@ -1,6 +1,6 @@
-"""Notebooks 10 to 12 at the CI preset, whose values once broke them: a batch below the
-slider's old minimum (10), a batch where autocast keeps more than float32 (11), an odd grid
-that the sampler cannot split evenly (12). The recording command's test runs the others."""
+"""Notebooks 11 to 13 at the CI preset, whose values once broke them: a batch below the
+slider's old minimum (11), a batch where autocast keeps more than float32 (12), an odd grid
+that the sampler cannot split evenly (13). The recording command's test runs the others."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from tests.nbtools import REPO
 from tests.notebook_params import CI_PARAMS
 from tools.gpu_run import run_notebook
 
-EDGES = {"10_training_step_memory.ipynb": {"BATCH_SIZE": 8},
-         "11_out_of_memory.ipynb": {"BATCH_SIZE": 128},
-         "12_data_parallel_and_ddp.ipynb": {"GRID": 31}}
+EDGES = {"11_training_step_memory.ipynb": {"BATCH_SIZE": 8},
+         "12_out_of_memory.ipynb": {"BATCH_SIZE": 128},
+         "13_data_parallel_and_ddp.ipynb": {"GRID": 31}}
 
 
 @pytest.mark.notebook

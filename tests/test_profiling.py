@@ -1,4 +1,4 @@
-"""The trace readers of 07 and 15, on a real CPU trace and on made-up GPU events."""
+"""The trace readers of 07 and 16, on a real CPU trace and on made-up GPU events."""
 
 import os
 import warnings

@@ -21,7 +21,7 @@ Every process (a "rank") does the same thing:
    and the all-reduce alone, as a run of back-to-back calls (FSDP: a step, and an
    all-gather and a reduce-scatter of the parameters' size), and an all-reduce of one
    number: the fixed cost of a call, its latency;
-7. writes what it saw to OUT/rank<R>.json, which notebooks 12 to 14 read and compare.
+7. writes what it saw to OUT/rank<R>.json, which notebooks 13 to 15 read and compare.
 
 The same file runs unchanged on one CPU, on several GPUs and on several machines.
 """
@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> None:
     rank, local_rank, world_size, device = setup(args.device, args.first_gpu, args.timeout)
     dtype = getattr(torch, args.dtype)
 
-    # Every rank keeps the whole (small) data set on its device, as notebook 09 advises.
+    # Every rank keeps the whole (small) data set on its device, as notebook 10 advises.
     X, y = (t.to(dtype) for t in peaks_grid(args.grid, device=device))
     torch.manual_seed(args.seed)  # same start on every rank (DDP also copies rank 0's)
     model = make_model(args.hidden).to(device, dtype)
