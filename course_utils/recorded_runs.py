@@ -187,12 +187,20 @@ def recorded_cell(notebook: str, cell_id: str, folder: str | Path | None = None,
     return None
 
 
+def _is_rule(line: str) -> bool:
+    """A line that only draws a text table's rules: |====|, |----|, +----+ (no figures)."""
+    body = line.strip()
+    return len(body) > 2 and set(body) <= set("|+=-") and bool(set(body) & set("=-"))
+
+
 def show_recorded(notebook: str, cell_id: str, folder: str | Path | None = None,
-                  min_gpus: int = 1) -> None:
+                  min_gpus: int = 1, drop_rules: bool = False) -> None:
     """Show what cell `cell_id` of `notebook` printed and drew on the recorded GPU, labelled;
     one line where no recording holds it. With `min_gpus` above 1, a recording from a machine
     with that many GPUs or more comes first; without one, a line says so and the newest
-    recording from fewer GPUs is shown."""
+    recording from fewer GPUs is shown. `drop_rules` leaves out the printed lines that only
+    draw a text table's rules (such as `torch.cuda.memory_summary`'s) and the empty ones, so
+    that the table fits a slide; every figure is kept."""
     from IPython.display import display
 
     cell = recorded_cell(notebook, cell_id, folder, min_gpus=min_gpus)
@@ -215,7 +223,8 @@ def show_recorded(notebook: str, cell_id: str, folder: str | Path | None = None,
         if out["output_type"] == "stream":  # the recording's own unanswered checks left out
             text = out["text"] if isinstance(out["text"], str) else "".join(out["text"])
             text = "".join(ln for ln in text.splitlines(keepends=True)
-                           if not ln.rstrip().endswith(": not answered yet."))
+                           if not ln.rstrip().endswith(": not answered yet.")
+                           and not (drop_rules and (_is_rule(ln) or not ln.strip())))
             if text:
                 print(text, end="" if text.endswith("\n") else "\n")
         elif out["output_type"] in ("display_data", "execute_result"):

@@ -254,6 +254,23 @@ def test_recorded_files_newest_first_from_the_given_folder(tmp_path: Path) -> No
     assert recorded_files("missing.gz", tmp_path) == []
 
 
+def test_show_recorded_can_leave_out_a_tables_rules(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("IPython.display.display", lambda obj, raw=False: None)
+    source = _source(tmp_path / "11_demo.ipynb", "a = 1", "print(a)")
+    recorded = _record(tmp_path / "results", source, "GPU X", "2026-01-02", "0123456789")
+    nb = nbformat.read(recorded, as_version=4)
+    table = ("|=====|\n|  PyTorch CUDA memory summary  |\n|-----+-----|\n| Allocated | 0 B |\n"
+             "+-----+\n\n|---|---|\n| a-b | 1 |\n|-|\n")
+    nb.cells[3].outputs = [nbformat.v4.new_output("stream", name="stdout", text=table)]
+    nbformat.write(nb, recorded)
+    show_recorded("11", "cell-1", tmp_path / "results", drop_rules=True)
+    assert capsys.readouterr().out.splitlines()[1:-1] == [
+        "|  PyTorch CUDA memory summary  |", "| Allocated | 0 B |", "| a-b | 1 |"]
+    show_recorded("11", "cell-1", tmp_path / "results")  # by default every line
+    assert capsys.readouterr().out.splitlines()[1:-1] == table.splitlines()
+
+
 def test_show_recorded_with_a_full_name_list_text_and_results(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     shown = []
