@@ -62,6 +62,8 @@ def test_rules_and_bad_specifications():
         check_rule(8 % 3 == 0, "SEGMENTS", 3, "a divisor of DEPTH = 8")
     with pytest.raises(TypeError):
         check_param("X", 1, dict)
+    with pytest.raises(TypeError):
+        check_param("X", [1], list, of=dict)
     with pytest.raises(ValueError, match="low 3 above high 2"):
         check_param("X", 1, int, low=3, high=2)
 
@@ -85,7 +87,7 @@ def test_presets_and_draws_keep_to_the_contracts(preset):
             literal = {k: v for k, v in vars(spec).items()
                        if k not in ("name", "kind", "expressions") and v is not None}
             literal = {k: v for k, v in literal.items() if not (k == "of")} | (
-                {"of": {"int": int, "float": float}[spec.of]} if spec.of else {})
+                {"of": {"int": int, "float": float, "str": str}[spec.of]} if spec.of else {})
             kind = {"int": int, "float": float, "bool": bool, "str": str, "list": list}
             check_param(spec.name, base[spec.name], kind[spec.kind], **literal)
             for _ in range(20 if preset == "ci" else 0):  # draws start from the CI preset
@@ -150,6 +152,9 @@ def test_setup_cells_refuse_what_the_contract_refuses_by_name_and_pass_the_prese
     (("M", 0, int), {"low": 1, "none_ok": True},
      "M = 0 is refused: M must be None (automatic) or an integer >= 1."),
     (("F", 0.0, float), {"low": 0, "low_open": True}, "F = 0.0 is refused: F must be a number > 0."),
+    (("R", ["a", "c"], list), {"of": str, "choices": ("a", "b")},
+     "R = ['a', 'c'] is refused: R must be a non-empty list of strings, each one of 'a', 'b'."),
+    (("R", [1], list), {"of": str}, "R = [1] is refused: R must be a non-empty list of strings."),
     (("S", "x", str), {}, None),
 ])
 def test_refusal_messages_word_for_word(args, kwargs, message):
@@ -165,5 +170,5 @@ def test_a_single_allowed_value_and_a_bad_kind():
     assert check_param("W", 4, int, low=4, high=4) == 4  # low equal to high is allowed
     with pytest.raises(TypeError, match=r"^check_param: kind must be one of \[<class 'int'>, "
                                         r"<class 'float'>, <class 'bool'>, <class 'str'>, "
-                                        r"<class 'list'>\], of int or float\.$"):
-        check_param("X", 1, int, of=str)
+                                        r"<class 'list'>\], of int, float or str\.$"):
+        check_param("X", 1, int, of=dict)

@@ -130,6 +130,8 @@ def invalid_values(spec: Spec) -> list[Any]:
         bad.append([4, 3])
     if spec.kind == "list" and spec.of == "int":
         bad.append([2.5])
+    if spec.kind == "list" and spec.choices:  # an element that is not one of them
+        bad.append(["not-" + str(spec.choices[0])])
     if not spec.none_ok:
         bad.append(None)
     return bad
@@ -161,7 +163,7 @@ def draw(spec: Spec, base: Any, rng: random.Random) -> Any:
             return None
     if spec.kind == "bool":
         return bool(rng.getrandbits(1)) if base is None else not base
-    if spec.choices:
+    if spec.choices and spec.kind != "list":
         return rng.choice(spec.choices)
     if spec.kind == "str":
         return base
@@ -169,7 +171,7 @@ def draw(spec: Spec, base: Any, rng: random.Random) -> Any:
         k = rng.randint(max(1, spec.min_len), len(base))
         start = rng.randint(0, len(base) - k)
         picked = list(base[start:start + k])
-        if rng.random() < 0.5:  # scaled as well
+        if spec.of in ("int", "float") and rng.random() < 0.5:  # scaled as well
             factor = math.exp(rng.uniform(math.log(0.5), math.log(1.5)))
             picked = [x * factor for x in picked]
             if spec.of == "int":
