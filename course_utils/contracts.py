@@ -55,12 +55,14 @@ def check_param(name: str, value: Any, kind: type, *, low: Any = None, high: Any
     kind: int (never a bool, never 2.0), float (an int or a finite float, never a bool),
     bool (only True or False: not 0, 1 or "yes"), str, or list. `low` and `high` bound the
     value (for a list, each element), `low_open` makes `low` excluded. `choices`: the
-    allowed values (for a list, of each element). A list has at least `min_len` elements (one by
-    default), its elements of type `of` (int, float or str), and strictly rising when `rising`. `none_ok`: None is allowed too (`none_means` says what it
-    does), so a 0 or an empty value is never taken for "automatic".
+    allowed values (for a list, of each element). A list has at least `min_len` elements (one
+    by default), its elements of type `of` (int, float or str), and strictly rising when
+    `rising`. `none_ok`: None is allowed too (`none_means` says what it does), so a 0 or an
+    empty value is never taken for "automatic".
     """
     if kind not in _KINDS or (of is not None and of not in (int, float, str)):
-        raise TypeError(f"check_param: kind must be one of {list(_KINDS)}, of int, float or str.")
+        raise TypeError(f"check_param: kind must be one of {list(_KINDS)}, "
+                        "of int, float or str.")
     if low is not None and high is not None and low > high:
         raise ValueError(f"check_param: low {low!r} above high {high!r} for {name}.")
     bounds = _bounds(low, high, low_open)
