@@ -1,0 +1,210 @@
+"""tools/fuzz.py on a small made-up notebook: the contract it reads from a setup cell, the
+values it refuses and draws, the command that reruns a set, and a whole run with the
+notebook runs stood in for (refusals redrawn, failures reported, the exit status)."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from course_utils import ParameterError, check_param
+from tools import fuzz
+from tools.gpu_run import Row
+
+SETUP = '''# Setup: check the parameters.
+check_param("DEVICE", DEVICE, str, none_ok=True, none_means="the best device here")
+check_param("SIDE", SIDE, int, low=2, high=2**6)
+check_param("RATE", RATE, float, low=0, low_open=True)
+check_param("BATCH", BATCH, int, low=1, high=SIDE**2)
+check_param("SIZES", SIZES, list, of=int, low=1, rising=True, min_len=2)
+check_param("KIND", KIND, str, choices=("a", "b", "c"))
+check_param("STEPS", STEPS, list, of=str, choices=("x", "y", "z"))
+check_param("FLAG", FLAG, bool)
+check_param("SAVE_RESULTS", SAVE_RESULTS, bool)
+check_param("WORKERS", WORKERS, int, low=1, none_ok=True)'''
+
+PARAMS = '''DEVICE = None
+SIDE = 8
+RATE = 0.5
+BATCH = 16
+SIZES = [4, 8, 16]
+KIND = "a"
+STEPS = ["x", "y", "z"]
+FLAG = False
+SAVE_RESULTS = False
+WORKERS = None'''
+
+
+def _notebook(path: Path, setup: str = SETUP, tagged: bool = True) -> Path:
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell(PARAMS)
+    if tagged:
+        params.metadata["tags"] = ["parameters"]
+    nb.cells = [nbformat.v4.new_markdown_cell("# 42 · A question?"),
+                nbformat.v4.new_code_cell("import math"), params,
+                nbformat.v4.new_markdown_cell("The setup is the next code cell."),
+                nbformat.v4.new_code_cell(setup), nbformat.v4.new_code_cell("print(SIDE)")]
+    nbformat.write(nb, path)
+    return path
+
+
+@pytest.fixture
+def notebook(tmp_path: Path) -> Path:
+    return _notebook(tmp_path / "42_demo.ipynb")
+
+
+def _spec(notebook: Path, name: str) -> fuzz.Spec:
+    return next(s for s in fuzz.contract(notebook) if s.name == name)
+
+
+def test_the_contract_is_read_from_the_setup_cell(notebook: Path) -> None:
+    specs = {s.name: s for s in fuzz.contract(notebook)}
+    assert list(specs) == ["DEVICE", "SIDE", "RATE", "BATCH", "SIZES", "KIND", "STEPS", "FLAG",
+                           "SAVE_RESULTS", "WORKERS"]
+    assert (specs["SIDE"].kind, specs["SIDE"].low, specs["SIDE"].high) == ("int", 2, 64)
+    assert specs["RATE"].low_open and specs["RATE"].low == 0 and specs["RATE"].high is None
+    assert specs["BATCH"].high is None and specs["BATCH"].expressions == {"high": "SIDE ** 2"}
+    assert (specs["SIZES"].of, specs["SIZES"].rising, specs["SIZES"].min_len) == ("int", True, 2)
+    assert specs["KIND"].choices == ("a", "b", "c") and specs["STEPS"].of == "str"
+    assert specs["DEVICE"].none_ok and specs["WORKERS"].none_ok and not specs["SIDE"].none_ok
+    assert fuzz.defaults(notebook) == {"DEVICE": None, "SIDE": 8, "RATE": 0.5, "BATCH": 16,
+                                       "SIZES": [4, 8, 16], "KIND": "a",
+                                       "STEPS": ["x", "y", "z"], "FLAG": False,
+                                       "SAVE_RESULTS": False, "WORKERS": None}
+    params, setup = fuzz._cells(notebook)
+    assert params.source == PARAMS and setup.source == SETUP
+
+
+def test_a_notebook_without_a_parameters_cell_is_refused(tmp_path: Path) -> None:
+    path = _notebook(tmp_path / "43_bare.ipynb", tagged=False)
+    with pytest.raises(ValueError, match="43_bare.ipynb has no cell tagged 'parameters'"):
+        fuzz.contract(path)
+
+
+def test_invalid_values_are_exactly_what_the_contract_refuses(notebook: Path) -> None:
+    expected = {
+        "SIDE": [2.0, True, "8", 1, 65, None],
+        "RATE": [True, "0.1", 0, None],
+        "BATCH": [2.0, True, "8", 0, None],
+        "SIZES": [5, [], [0], [4, 3], [2.5], None],
+        "KIND": [3, "not-a", None],
+        "STEPS": [5, [], ["not-x"], None],
+        "FLAG": [1, "True", None],
+        "WORKERS": [2.0, True, "8", 0],
+    }
+    for name, values in expected.items():
+        spec = _spec(notebook, name)
+        assert fuzz.invalid_values(spec) == values, name
+        literal = {k: v for k, v in vars(spec).items() if v is not None and k not in (
+            "name", "kind", "expressions", "of")}
+        kind = {"int": int, "float": float, "bool": bool, "str": str, "list": list}
+        of = {"of": {"int": int, "float": float, "str": str}[spec.of]} if spec.of else {}
+        for value in values:  # each one is refused by check_param itself, by name
+            with pytest.raises(ParameterError, match=f"^{name} = "):
+                check_param(name, value, kind[spec.kind], **literal, **of)
+
+
+def test_near_stays_within_the_bounds_and_sometimes_takes_the_lowest(notebook: Path) -> None:
+    side, rate = _spec(notebook, "SIDE"), _spec(notebook, "RATE")
+    rng = random.Random(1)
+    sides = [fuzz._near(side, 8, rng, integer=True) for _ in range(400)]
+    assert all(isinstance(v, int) and 2 <= v <= 16 for v in sides)  # a quarter to twice 8
+    assert 60 < sides.count(2) < 140  # the lowest allowed value, about a quarter of the time
+    assert len(set(sides)) > 8
+    rates = [fuzz._near(rate, 0.5, rng, integer=False) for _ in range(400)]
+    assert all(isinstance(v, float) and 0 < v <= 1.0 for v in rates)  # low is excluded
+    assert all(v == float(f"{v:.3g}") for v in rates)  # three digits, to read and rerun
+    high = fuzz.Spec("H", "int", low=1, high=5)
+    assert all(fuzz._near(high, 4, rng, integer=True) <= 5 for _ in range(200))
+    zero = fuzz.Spec("Z", "int", low=3)
+    draws = [fuzz._near(zero, 0, rng, integer=True) for _ in range(200)]  # from 8 x low
+    assert min(draws) == 3 and max(draws) <= 48 and max(draws) > 24
+
+
+def test_draws_keep_to_each_kind(notebook: Path) -> None:
+    rng = random.Random(2)
+    flag, kind, steps, sizes = (_spec(notebook, n) for n in ("FLAG", "KIND", "STEPS", "SIZES"))
+    assert fuzz.draw(flag, False, rng) is True and fuzz.draw(flag, True, rng) is False
+    assert {fuzz.draw(kind, "a", rng) for _ in range(60)} == {"a", "b", "c"}
+    for _ in range(60):
+        picked = fuzz.draw(steps, ["x", "y", "z"], rng)
+        assert picked and "".join(picked) in "xyz"  # a run of the list, never scaled
+        lengths = fuzz.draw(sizes, [4, 8, 16, 32], rng)
+        assert len(lengths) >= 1 and lengths == sorted(set(lengths))
+        assert all(isinstance(v, int) and v >= 1 for v in lengths)
+    workers = _spec(notebook, "WORKERS")
+    drawn = [fuzz.draw(workers, 4, rng) for _ in range(200)]
+    assert 30 < drawn.count(None) < 100 and all(v is None or v >= 1 for v in drawn)
+    from_none = [fuzz.draw(workers, None, rng) for _ in range(200)]  # None, or near 8
+    assert 60 < from_none.count(None) < 150 and all(v is None or v >= 1 for v in from_none)
+
+
+def test_a_set_never_changes_the_device_or_saves_results(notebook: Path) -> None:
+    base = {**fuzz.defaults(notebook), "DEVICE": "cpu", "SAVE_RESULTS": False}
+    rng = random.Random(3)
+    sets = [fuzz.draw_set(notebook, base, rng) for _ in range(50)]
+    assert all(s["DEVICE"] == "cpu" and s["SAVE_RESULTS"] is False for s in sets)
+    changed = {k for s in sets for k in s if s[k] != base[k]}
+    assert {"SIDE", "RATE", "FLAG", "KIND"} <= changed  # about half of the others each time
+    per_set = [sum(s[k] != base[k] for k in base) for s in sets]
+    assert 1 < sum(per_set) / len(per_set) < 7
+    assert all(set(s) == set(base) for s in sets)
+
+
+def test_the_command_to_rerun_a_set(notebook: Path) -> None:
+    command = fuzz.reproduce(notebook, {"DEVICE": "cpu", "SIDE": 8, "SIZES": [4, 8],
+                                        "FLAG": True, "WORKERS": None})
+    assert command == ("cd notebooks && papermill 42_demo.ipynb out.ipynb -p DEVICE cpu "
+                       "-p SIDE '8' -p SIZES '[4, 8]' -p FLAG 'true' -p WORKERS 'null'")
+
+
+def test_a_run_redraws_refusals_reports_failures_and_exits_1(
+        tmp_path: Path, notebook: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    outcomes = iter([
+        ("failed", "42_demo.ipynb: cell 4 ('# Setup: check the parameters.'): "
+                   "ParameterError: SIDE = 99 is refused"),  # refused in setup: redrawn
+        ("passed", ""),
+        ("failed", "42_demo.ipynb: cell 5 ('print(SIDE)'): ParameterError: late"),  # not setup
+        ("timed out", "42_demo.ipynb: cell 5 ('print(SIDE)') ran longer than 9 s"),
+    ])
+    calls = []
+
+    def fake_run(source, executed, params, env, timeout, cell_timeout):
+        calls.append(params)
+        status, error = next(outcomes)
+        return Row(source.name, "fuzz", status, 1.25, error)
+
+    monkeypatch.setattr(fuzz, "NOTEBOOKS", notebook.parent)
+    monkeypatch.setattr(fuzz, "load_preset", lambda name: {notebook.name: {"SIDE": 6}})
+    monkeypatch.setattr(fuzz, "run_notebook", fake_run)
+    out = tmp_path / "report"
+    code = fuzz.main(["42", "--sets", "3", "--seed", "5", "--device", "cpu", "--out", str(out)])
+    assert code == 1
+    assert len(calls) == 4 and all(p["DEVICE"] == "cpu" for p in calls)
+    rows = json.loads((out / "report.json").read_text())
+    assert [(r["set"], r["outcome"]) for r in rows] == [
+        (0, "refused"), (0, "passed"), (1, "failed"), (2, "timed out")]
+    assert rows[2]["reproduce"] == fuzz.reproduce(notebook, calls[2])
+    report = (out / "report.md").read_text()
+    assert report.startswith("# Parameter fuzzing (seed 5, 3 sets per notebook)")
+    assert report.count("| 42_demo.ipynb |") == 4 and "ParameterError: late" in report
+    tail = report.split("## To reproduce")[1].strip("\n").splitlines()
+    assert tail == ["    " + rows[2]["reproduce"], "    " + rows[3]["reproduce"]]
+    assert "4 runs: 2 failed or timed out" in capsys.readouterr().out
+
+
+def test_a_clean_run_exits_0_and_an_unknown_notebook_is_an_error(
+        tmp_path: Path, notebook: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(fuzz, "NOTEBOOKS", notebook.parent)
+    monkeypatch.setattr(fuzz, "load_preset", lambda name: {})
+    monkeypatch.setattr(fuzz, "run_notebook",
+                        lambda source, *a, **k: Row(source.name, "fuzz", "passed", 0.5))
+    assert fuzz.main(["42_demo", "--sets", "2", "--out", str(tmp_path / "r")]) == 0
+    assert "## To reproduce" not in (tmp_path / "r" / "report.md").read_text()
+    with pytest.raises(SystemExit):
+        fuzz.main(["77", "--out", str(tmp_path / "r2")])
