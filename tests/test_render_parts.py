@@ -1,0 +1,150 @@
+"""tools/render.py's parts that need neither a kernel nor a real browser: the vendor copy,
+the index page, the Chromium lookup, the slide measurement read back from a stand-in
+browser, the report of slides that do not fit, and the command line's refusals. (The
+whole build, with a real Chromium, is tests/test_render.py.)"""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from tools import render
+
+
+def _node_modules(root: Path) -> Path:
+    for package, part, _ in render.VENDOR_FILES:
+        src = root / package / part
+        if part in ("dist", "plugin", "."):
+            (src / "sub").mkdir(parents=True, exist_ok=True)
+            (src / "sub" / "a.js").write_text(f"// {package}")
+        else:
+            src.parent.mkdir(parents=True, exist_ok=True)
+            src.write_text(f"// {package}")
+    (root / "mathjax" / "unpacked").mkdir()
+    (root / "mathjax" / "unpacked" / "big.js").write_text("// never loaded")
+    (root / "mathjax" / "README.md").write_text("docs")
+    return root
+
+
+def test_vendor_assets_copies_each_pinned_part_once(tmp_path: Path) -> None:
+    modules = _node_modules(tmp_path / "node_modules")
+    vendor = render.vendor_assets(tmp_path / "build", modules)
+    assert vendor == tmp_path / "build" / "vendor"
+    for _, _, dest in render.VENDOR_FILES:
+        assert (vendor / dest).exists(), dest
+    assert (vendor / "require.js").read_text() == "// requirejs"
+    assert (vendor / "reveal.js" / "dist" / "sub" / "a.js").read_text() == "// reveal.js"
+    assert not (vendor / "mathjax" / "unpacked").exists()  # MathJax's unused parts skipped
+    assert not (vendor / "mathjax" / "README.md").exists()
+    assert (vendor / "mathjax" / "sub" / "a.js").exists()
+    (vendor / "require.js").write_text("kept")  # a second build keeps what is there
+    render.vendor_assets(tmp_path / "build", modules)
+    assert (vendor / "require.js").read_text() == "kept"
+
+
+def test_vendor_assets_says_what_to_install(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="npm ci --ignore-scripts"):
+        render.vendor_assets(tmp_path / "build", tmp_path / "absent")
+    modules = _node_modules(tmp_path / "node_modules")
+    (modules / "jquery" / "dist" / "jquery.min.js").unlink()
+    with pytest.raises(FileNotFoundError, match=r"jquery\.min\.js is missing"):
+        render.vendor_assets(tmp_path / "build2", modules)
+
+
+def test_the_index_links_every_page_deck_and_recorded_run(tmp_path: Path) -> None:
+    build = tmp_path / "build"
+    recorded = build / "html" / "recorded" / "nvidia-h200" / "05_x.html"
+    rows = [render.Rendered("05_x", build / "executed" / "05_x.ipynb", build / "html" / "05_x.html",
+                            build / "slides" / "05_x.slides.html", 12.4, recorded),
+            render.Rendered("06_<y>", build / "executed" / "06.ipynb", build / "html" / "06.html",
+                            build / "slides" / "06.slides.html", 3.6)]
+    build.mkdir()
+    index = render.write_index(build, rows, "cuda:0")
+    assert index == build / "index.html"
+    text = index.read_text()
+    assert text.startswith("<!DOCTYPE html>") and "Executed on cuda:0 on " in text
+    assert ('<tr><td>05_x</td><td><a href="html/05_x.html">page</a></td>'
+            '<td><a href="slides/05_x.slides.html">slides</a></td>'
+            '<td><a href="executed/05_x.ipynb">notebook</a></td><td>12 s</td>'
+            '<td><a href="html/recorded/nvidia-h200/05_x.html">nvidia-h200</a></td></tr>') in text
+    assert "<td>06_&lt;y&gt;</td>" in text and "<td>4 s</td><td>none</td>" in text
+    assert "the best available device" in render.write_index(build, [], None).read_text()
+
+
+def test_find_chromium_takes_the_first_name_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    found = {"google-chrome": "/opt/chrome", "chromium-browser": "/usr/bin/chromium-browser"}
+    monkeypatch.setattr(render.shutil, "which", found.get)
+    assert render.find_chromium() == "/usr/bin/chromium-browser"
+    monkeypatch.setattr(render.shutil, "which", lambda name: None)
+    assert render.find_chromium() is None
+
+
+def _fake_browser(tmp_path: Path, slides: list[dict] | None) -> str:
+    """A 'chromium' that prints the DOM a measured deck would have (or nothing)."""
+    dom = "" if slides is None else (
+        '<html><pre id="slide-fit">' + json.dumps(slides).replace('"', "&quot;") + "</pre>")
+    script = tmp_path / "chromium"
+    script.write_text(f"#!/bin/sh\ncat <<'EOF'\n{dom}\nEOF\necho oops >&2\nexit 3\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
+
+
+def test_slide_fit_keeps_only_the_slides_that_do_not_fit(tmp_path: Path) -> None:
+    deck = tmp_path / "05_x.slides.html"
+    deck.write_text("<html><body>slides</body></html>\n")
+    slides = [{"slide": 0, "height": 800, "wide_blocks": 0, "text": "fits exactly"},
+              {"slide": 1, "height": 801, "wide_blocks": 0, "text": "one pixel too tall"},
+              {"slide": 2, "height": 300, "wide_blocks": 2, "text": "clipped code"}]
+    assert render.slide_fit(deck, _fake_browser(tmp_path, slides)) == slides[1:]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["05_x.slides.html", "chromium"]
+    with pytest.raises(RuntimeError, match=r"05_x.slides.html: .* \(exit 3\): oops"):
+        render.slide_fit(deck, _fake_browser(tmp_path, None))
+
+
+def test_the_report_names_each_slide_and_why(monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(render, "find_chromium", lambda: None)
+    assert render.report_slide_fit([Path("a.slides.html")]) == {}
+    assert "not checked: no Chromium here" in capsys.readouterr().out
+    misfit = {"a.slides.html": [{"slide": 2, "height": 900, "wide_blocks": 1, "text": "Tall"},
+                                {"slide": 4, "height": 500, "wide_blocks": 2, "text": "Wide"}],
+              "b.slides.html": []}
+    monkeypatch.setattr(render, "find_chromium", lambda: "/bin/chromium")
+    monkeypatch.setattr(render, "slide_fit", lambda deck, chromium: misfit[deck.name])
+    decks = [Path("a.slides.html"), Path("b.slides.html")]
+    assert render.report_slide_fit(decks) == misfit
+    out = capsys.readouterr().out.splitlines()
+    assert out == ["  a.slides.html, slide 3: 900 px tall, 1 block(s) wider than the slide ('Tall')",
+                   "  a.slides.html, slide 5: 2 block(s) wider than the slide ('Wide')",
+                   "Slides at 1280x800: 2 do not fit (reveal.js scrolls them)."]
+    monkeypatch.setattr(render, "slide_fit", lambda deck, chromium: [])
+    render.report_slide_fit(decks)
+    assert capsys.readouterr().out == "Slides at 1280x800: all fit.\n"
+
+
+def test_the_command_line_refuses_what_it_cannot_render(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    calls = []
+    monkeypatch.setattr(render, "render_course",
+                        lambda notebooks, build, device, params: calls.append(
+                            (notebooks, build, device, params)) or [])
+    monkeypatch.setattr(render, "report_slide_fit", lambda decks: {})
+    with pytest.raises(SystemExit):
+        render.main([str(tmp_path / "missing.ipynb")])
+    assert "is not a notebook file" in capsys.readouterr().err
+    source = tmp_path / "05_x.ipynb"
+    source.write_text("{}")
+    params = tmp_path / "p.json"
+    params.write_text("[1, 2]")
+    with pytest.raises(SystemExit):
+        render.main([str(source), "--params", str(params)])
+    assert "must hold a JSON object" in capsys.readouterr().err
+    params.write_text(json.dumps({"05_x.ipynb": {"N": 3}}))
+    assert render.main([str(source), "--params", str(params), "--device", "cpu",
+                        "--build", str(tmp_path / "b")]) == 0
+    assert calls == [([source], (tmp_path / "b").resolve(), "cpu", {"05_x.ipynb": {"N": 3}})]
+    assert "Rendered 0 notebook(s)." in capsys.readouterr().out
+    assert render.exporter_config("../vendor").SlidesExporter.reveal_width == "1280"
