@@ -208,3 +208,34 @@ def test_a_clean_run_exits_0_and_an_unknown_notebook_is_an_error(
     assert "## To reproduce" not in (tmp_path / "r" / "report.md").read_text()
     with pytest.raises(SystemExit):
         fuzz.main(["77", "--out", str(tmp_path / "r2")])
+
+
+def test_the_defaults_three_sets_four_redraws_and_the_timeout(
+        tmp_path: Path, notebook: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    calls = []
+
+    def always_refused(source, executed, params, env, timeout, cell_timeout):
+        calls.append((executed.name, env.get("JUPYTER_PREFER_ENV_PATH"), timeout, cell_timeout,
+                      params["DEVICE"]))
+        return Row(source.name, "fuzz", "failed", 0.5,
+                   "42_demo.ipynb: cell 4 ('# Setup: check the parameters.'): "
+                   "ParameterError: SIDE = 1 is refused")
+
+    monkeypatch.setattr(fuzz, "NOTEBOOKS", notebook.parent)
+    monkeypatch.setattr(fuzz, "load_preset", lambda name: {})
+    monkeypatch.setattr(fuzz, "run_notebook", always_refused)
+    assert fuzz.main(["--out", str(tmp_path / "r")]) == 0  # refusals are not failures
+    assert len(calls) == 3 * 5  # 3 sets, each drawn once and redrawn 4 times
+    assert set(calls) == {("42_demo.ipynb", "1", 600, 600, None)}
+    rows = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert [r["set"] for r in rows] == [0] * 5 + [1] * 5 + [2] * 5
+    assert all(r["outcome"] == "refused" and r["seconds"] == 0.5 for r in rows)
+    out = capsys.readouterr().out
+    assert out.count("42_demo.ipynb set 2: refused (0 s)") == 5
+    assert out.rstrip().endswith("15 runs: 0 failed or timed out; report: "
+                                 f"{tmp_path / 'r' / 'report.md'}")
+    calls.clear()
+    assert fuzz.main(["42", "--sets", "1", "--retries", "0", "--timeout", "9",
+                      "--out", str(tmp_path / "r")]) == 0
+    assert calls == [("42_demo.ipynb", "1", 9, 9, None)]
