@@ -148,3 +148,85 @@ def test_the_command_line_refuses_what_it_cannot_render(
     assert calls == [([source], (tmp_path / "b").resolve(), "cpu", {"05_x.ipynb": {"N": 3}})]
     assert "Rendered 0 notebook(s)." in capsys.readouterr().out
     assert render.exporter_config("../vendor").SlidesExporter.reveal_width == "1280"
+
+
+def _executed(path: Path, injected: bool = True) -> Path:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    title = nbformat.v4.new_markdown_cell("# 05 · A question?\n\nSome prose.")
+    title.metadata["slideshow"] = {"slide_type": "slide"}
+    code = nbformat.v4.new_code_cell("print('ran')")
+    code.metadata["slideshow"] = {"slide_type": "fragment"}
+    code.outputs = [nbformat.v4.new_output("stream", name="stdout", text="ran here\n")]
+    cells = [title, code]
+    if injected:
+        params = nbformat.v4.new_code_cell("# Parameters\nDEVICE = 'cpu'\n")
+        params.metadata["tags"] = ["injected-parameters"]
+        cells.insert(1, params)
+    nb.cells = cells
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbformat.write(nb, path)
+    return path
+
+
+def test_export_writes_the_page_and_the_deck_with_a_banner_on_the_page(tmp_path: Path) -> None:
+    executed = _executed(tmp_path / "05_x.ipynb")
+    page, deck = tmp_path / "html" / "05_x.html", tmp_path / "05_x.slides.html"
+    render.export(executed, page, deck, vendor_url="../vendor", banner="**A banner** here")
+    text, slides = page.read_text(), deck.read_text()
+    assert "<strong>A banner</strong> here" in text and "A banner" not in slides
+    assert "ran here" in text and "ran here" in slides
+    assert "../vendor/require.js" in text and "../vendor/reveal.js" in slides
+    assert "DEVICE = &#39;cpu&#39;" not in slides and "DEVICE" not in slides  # skipped
+    assert "width: 1280" in slides and "height: 800" in slides
+    only_page = tmp_path / "only.html"
+    render.export(executed, only_page, None, vendor_url="v")
+    assert only_page.is_file() and "A banner" not in only_page.read_text()
+
+
+def test_render_recorded_pages_the_newest_recording_under_its_label(tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    (results / "gpu-one").mkdir(parents=True)
+    source = _executed(tmp_path / "05_x.ipynb", injected=False)
+    _executed(results / "gpu-one" / "05_x.ipynb")
+    _executed(results / "gpu-one" / "05_other.ipynb")
+    (results / "gpu-one.json").write_text(json.dumps(
+        {"device": "GPU One", "date": "2026-01-02", "torch": "2.11", "course": {"commit": "abc1234"}}))
+    build = tmp_path / "build"
+    page, label = render.render_recorded(source, build, results)
+    assert page == build / "html" / "recorded" / "gpu-one" / "05_x.html"
+    assert label.startswith("recorded on GPU One (2026-01-02, torch 2.11, course abc1234)")
+    text = page.read_text()
+    assert "A recorded run, not this build" in text and "../../05_x.html" in text
+    assert render.render_recorded(tmp_path / "06_y.ipynb", build, results) is None
+
+
+def test_render_course_executes_exports_and_indexes_each_notebook(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+
+    ran = []
+
+    def fake_execute(source, executed, parameters, progress=True):
+        ran.append((source.name, parameters))
+        shutil.copy(source, executed)
+
+    monkeypatch.setattr(render, "execute", fake_execute)
+    monkeypatch.setattr(render, "vendor_assets", lambda build: build / "vendor")
+    monkeypatch.setattr(render, "render_recorded", lambda source, build: None)
+    sources = [_executed(tmp_path / "05_x.ipynb", injected=False),
+               _executed(tmp_path / "06_y.ipynb", injected=False)]
+    build = tmp_path / "build"
+    done = render.render_course(sources, build, device="cpu",
+                                params={"06_y.ipynb": {"N": 2}}, progress=False)
+    assert ran == [("05_x.ipynb", {"DEVICE": "cpu"}), ("06_y.ipynb", {"DEVICE": "cpu", "N": 2})]
+    assert [r.name for r in done] == ["05_x", "06_y"] and all(r.recorded is None for r in done)
+    for r in done:
+        assert r.page == build / "html" / f"{r.name}.html" and r.page.is_file()
+        assert r.slides == build / "slides" / f"{r.name}.slides.html" and r.slides.is_file()
+        assert r.executed == build / "executed" / f"{r.name}.ipynb" and r.seconds >= 0
+    assert "06_y" in (build / "index.html").read_text()
+    with pytest.raises(ValueError, match="no notebooks"):
+        render.render_course([], build)
