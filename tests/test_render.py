@@ -199,9 +199,14 @@ def test_a_slide_too_tall_or_too_wide_is_found(build: Path, tmp_path: Path) -> N
     tall = nbformat.v4.new_markdown_cell("## Too tall\n\n" + "\n\n".join(
         f"Paragraph {k}." for k in range(40)))
     wide = nbformat.v4.new_code_cell("x = " + " + ".join(["1"] * 80))  # 320 characters
-    for cell, kind in ((fits, "slide"), (tall, "slide"), (wide, "slide")):
+    # A stack: a slide and a subslide below it; reveal.js hides the stack as a whole.
+    top = nbformat.v4.new_markdown_cell("## A stack\n\nIts top fits.")
+    below = nbformat.v4.new_markdown_cell("### Below the top, too tall\n\n" + "\n\n".join(
+        f"Line {k}." for k in range(40)))
+    cells = ((fits, "slide"), (tall, "slide"), (wide, "slide"), (top, "slide"), (below, "subslide"))
+    for cell, kind in cells:
         cell.metadata["slideshow"] = {"slide_type": kind}
-    nb.cells = [fits, tall, wide]
+    nb.cells = [cell for cell, _ in cells]
     source = tmp_path / "demo.ipynb"
     nbformat.write(nb, source)
     deck = build / "slides" / "demo.slides.html"  # beside the build's vendor folder
@@ -211,5 +216,53 @@ def test_a_slide_too_tall_or_too_wide_is_found(build: Path, tmp_path: Path) -> N
     finally:
         deck.unlink(missing_ok=True)
     assert [(s["slide"], s["height"] > 800, s["wide_blocks"] > 0) for s in misfits] == [
-        (1, True, False), (2, False, True)]
+        (1, True, False), (2, False, True), (4, True, False)]
     assert misfits[0]["text"].startswith("Too tall")  # named by its heading
+    assert misfits[2]["text"].startswith("Below the top")  # measured, though hidden
+
+
+def test_a_crowded_deck_is_fitted_by_splits_smaller_figures_and_scrolled_outputs(
+        build: Path, tmp_path: Path) -> None:
+    import base64
+    import io
+
+    from tools.render import fit_slides, slide_fit, write_slides
+
+    assert CHROMIUM is not None, "CI must have chromium (make test installs it)"
+
+    def code(source: str, kind: str, output: dict) -> nbformat.NotebookNode:
+        cell = nbformat.v4.new_code_cell(source)
+        cell.metadata["slideshow"] = {"slide_type": kind}
+        cell.outputs = [output]
+        return cell
+
+    def printed(lines: int) -> dict:
+        return nbformat.v4.new_output("stream", name="stdout",
+                                      text="".join(f"line {k}\n" for k in range(lines)))
+
+    png = io.BytesIO()
+    Image.new("RGB", (1000, 1300), "steelblue").save(png, format="PNG")  # a tall figure
+    figure = nbformat.v4.new_output("display_data", data={
+        "image/png": base64.b64encode(png.getvalue()).decode(), "text/plain": "<Figure>"})
+    heading = nbformat.v4.new_markdown_cell("## Three printouts")
+    heading.metadata["slideshow"] = {"slide_type": "slide"}
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [heading, *(code(f"print({k})", "fragment", printed(14)) for k in range(3)),
+                code("plot()", "slide", figure), code("print(long)", "slide", printed(80))]
+    source = tmp_path / "crowded.ipynb"
+    nbformat.write(nb, source)
+    deck = build / "slides" / "crowded.slides.html"  # beside the build's vendor folder
+    try:
+        write_slides(source, deck, "../vendor")
+        before = slide_fit(deck, CHROMIUM)
+        assert fit_slides(source, deck, "../vendor", CHROMIUM) == []
+        after = slide_fit(deck, CHROMIUM)
+        text = deck.read_text()
+    finally:
+        deck.unlink(missing_ok=True)
+    # Before: the printouts overflow their slide, the figure and the long printout do not
+    # (the deck shrank the one and let the other scroll); after, a continuation slide.
+    assert [s["text"].rstrip("¶") for s in before] == ["Three printouts"]
+    assert after == [] and text.count("<section") > 4
+    assert nbformat.read(source, as_version=4).cells[3].metadata["slideshow"] == {
+        "slide_type": "fragment"}  # the notebook is left as it was

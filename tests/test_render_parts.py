@@ -186,6 +186,55 @@ def test_export_writes_the_page_and_the_deck_with_a_banner_on_the_page(tmp_path:
     assert only_page.is_file() and "A banner" not in only_page.read_text()
 
 
+def test_write_slides_starts_a_continuation_slide_at_each_cell_named(tmp_path: Path) -> None:
+    import nbformat
+
+    executed = _executed(tmp_path / "05_x.ipynb")
+    code_id = [c.id for c in nbformat.read(executed, as_version=4).cells
+               if c.cell_type == "code" and "ran here" in str(c.outputs)][0]
+    decks = {}
+    for name, continued in (("plain", frozenset()), ("split", frozenset({code_id}))):
+        decks[name] = tmp_path / f"{name}.slides.html"
+        render.write_slides(executed, decks[name], "../vendor", continued)
+    plain, split = decks["plain"].read_text(), decks["split"].read_text()
+    assert split.count("<section") == plain.count("<section") + 1  # a subslide in the stack
+    for text in (plain, split):
+        assert "DEVICE" not in text  # the injected parameters stay off the slides
+        assert text.count("data-figures-fit") == 1  # the figures' fit, once, in the deck
+        assert text.index("data-figures-fit") < text.rindex("</body>")
+    assert nbformat.read(executed, as_version=4).cells[2].metadata.get("slideshow") != {
+        "slide_type": "subslide"}  # the notebook itself is left as it was
+
+
+def test_fit_slides_splits_each_slide_at_its_first_cell_below_the_screen(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    writes: list[frozenset[str]] = []
+    monkeypatch.setattr(render, "write_slides",
+                        lambda executed, slides, vendor_url, continued=frozenset():
+                        writes.append(continued))
+    wide = {"slide": 5, "height": 400, "wide_blocks": 1, "text": "wide", "cells": [["w", 0, 400]]}
+    measured = iter([
+        [{"slide": 1, "height": 1300, "wide_blocks": 0, "text": "a", "cells": [
+            ["a1", 0, 300], ["a2", 300, 450], ["a3", 750, 100], ["a4", 850, 450]]},
+         {"slide": 3, "height": 900, "wide_blocks": 0, "text": "b", "cells": [
+             ["b1", 0, 900]]},  # one cell: nothing to split
+         wide],
+        [{"slide": 2, "height": 850, "wide_blocks": 0, "text": "a3", "cells": [
+            ["a3", 0, 100], ["a4", 100, 750]]}, wide],
+        [wide]])
+    monkeypatch.setattr(render, "slide_fit", lambda deck, chromium: next(measured))
+    left = render.fit_slides(tmp_path / "x.ipynb", tmp_path / "x.slides.html", "v", "chromium")
+    assert writes == [frozenset(), frozenset({"a3"}), frozenset({"a3", "a4"})]
+    assert left == [wide]  # what no split can fix comes back
+    calls = iter([[{"slide": 0, "height": 900, "wide_blocks": 0, "text": "x",
+                    "cells": [["x1", 0, 100], ["x2", 100, 800]]}]] * 9)
+    monkeypatch.setattr(render, "slide_fit", lambda deck, chromium: next(calls))
+    writes.clear()
+    assert len(render.fit_slides(tmp_path / "x.ipynb", tmp_path / "x.slides.html", "v", "c",
+                                 passes=2)) == 1  # it gives up after its passes
+    assert writes == [frozenset(), frozenset({"x2"}), frozenset({"x2"})]
+
+
 def test_render_recorded_pages_the_newest_recording_under_its_label(tmp_path: Path) -> None:
     results = tmp_path / "results"
     (results / "gpu-one").mkdir(parents=True)
@@ -216,6 +265,10 @@ def test_render_course_executes_exports_and_indexes_each_notebook(
     monkeypatch.setattr(render, "execute", fake_execute)
     monkeypatch.setattr(render, "vendor_assets", lambda build: build / "vendor")
     monkeypatch.setattr(render, "render_recorded", lambda source, build: None)
+    fitted = []  # with a browser here, each deck is fitted to the screen
+    monkeypatch.setattr(render, "find_chromium", lambda: "/bin/chromium")
+    monkeypatch.setattr(render, "fit_slides", lambda executed, slides, vendor_url, chromium:
+                        fitted.append((executed.name, slides.name, vendor_url, chromium)))
     sources = [_executed(tmp_path / "05_x.ipynb", injected=False),
                _executed(tmp_path / "06_y.ipynb", injected=False)]
     build = tmp_path / "build"
@@ -228,5 +281,9 @@ def test_render_course_executes_exports_and_indexes_each_notebook(
         assert r.slides == build / "slides" / f"{r.name}.slides.html" and r.slides.is_file()
         assert r.executed == build / "executed" / f"{r.name}.ipynb" and r.seconds >= 0
     assert "06_y" in (build / "index.html").read_text()
+    assert fitted == [(f"{n}.ipynb", f"{n}.slides.html", "../vendor", "/bin/chromium")
+                      for n in ("05_x", "06_y")]
+    monkeypatch.setattr(render, "find_chromium", lambda: None)  # none: the decks as written
+    assert len(render.render_course(sources[:1], build, progress=False)) == 1 and len(fitted) == 2
     with pytest.raises(ValueError, match="no notebooks"):
         render.render_course([], build)

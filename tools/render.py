@@ -104,7 +104,7 @@ def export(executed: Path, page: Path, slides: Path | None, vendor_url: str,
     """Write the HTML page and (unless `slides` is None) the reveal.js slides of one executed
     notebook; `banner`, Markdown, opens the page (not the slides)."""
     import nbformat
-    from nbconvert import HTMLExporter, SlidesExporter
+    from nbconvert import HTMLExporter
 
     nb = nbformat.read(executed, as_version=4)
     for cell in nb.cells:  # papermill's injected parameters are plumbing, not a slide
@@ -120,8 +120,48 @@ def export(executed: Path, page: Path, slides: Path | None, vendor_url: str,
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(body, encoding="utf-8")
     if slides is not None:
-        body, _ = SlidesExporter(config=config, template_name="course_reveal").from_notebook_node(nb, resources)
-        slides.write_text(body, encoding="utf-8")
+        write_slides(executed, slides, vendor_url)
+
+
+def write_slides(executed: Path, slides: Path, vendor_url: str,
+                 continued: frozenset[str] = frozenset()) -> None:
+    """Write the reveal.js slides of one executed notebook. Each cell whose id is in
+    `continued` starts a continuation slide (a subslide below the one it was on)."""
+    import nbformat
+    from nbconvert import SlidesExporter
+
+    nb = nbformat.read(executed, as_version=4)
+    for cell in nb.cells:
+        if "injected-parameters" in cell.metadata.get("tags", []):  # plumbing, not a slide
+            cell.metadata["slideshow"] = {"slide_type": "skip"}
+        elif cell.get("id") in continued:
+            cell.metadata["slideshow"] = {"slide_type": "subslide"}
+    resources = {"metadata": {"name": executed.stem}}
+    body, _ = SlidesExporter(config=exporter_config(vendor_url),
+                             template_name="course_reveal").from_notebook_node(nb, resources)
+    end = body.rindex("</body>")
+    slides.write_text(body[:end] + FIGURES_FIT_JS + body[end:], encoding="utf-8")
+
+
+def fit_slides(executed: Path, slides: Path, vendor_url: str, chromium: str,
+               passes: int = 6) -> list[dict[str, Any]]:
+    """Rewrite the slides of `executed` until each fits SLIDE_SIZE or cannot be split: a
+    slide taller than the screen goes on, from its first cell that reaches below the screen,
+    on a continuation slide, one split per slide and pass (the deck has already shrunk its
+    figures, to FIGURE_MIN_SCALE at least). Return the slides that still do not fit: a single
+    cell taller than the screen, or a block wider than it."""
+    continued: set[str] = set()
+    write_slides(executed, slides, vendor_url)
+    for _ in range(passes):
+        misfits = slide_fit(slides, chromium)
+        splits = {next((cell for cell, top, height in s["cells"][1:]
+                        if top + height > SLIDE_SIZE[1]), None) for s in misfits
+                  if s["height"] > SLIDE_SIZE[1]} - {None}
+        if not splits:
+            return misfits
+        continued |= splits
+        write_slides(executed, slides, vendor_url, frozenset(continued))
+    return slide_fit(slides, chromium)
 
 
 def render_recorded(source: Path, build: Path, results: Path | None = None) -> tuple[Path, str] | None:
@@ -234,6 +274,7 @@ def render_course(
     for folder in ("executed", "html", "slides"):
         (build / folder).mkdir(parents=True, exist_ok=True)
     vendor_assets(build)
+    chromium = find_chromium()
     done = []
     bar = tqdm(notebooks, desc="course", unit="notebook", disable=not progress)
     for source in bar:
@@ -250,14 +291,88 @@ def render_course(
                   f"(recorded/{recorded[0].parent.name}/{recorded[0].name}), "
                   f"{html.escape(recorded[1])}.")
         export(executed, page, slides, vendor_url="../vendor", banner=banner)
+        if chromium:  # continuation slides where a slide is taller than the screen
+            fit_slides(executed, slides, "../vendor", chromium)
         done.append(Rendered(source.stem, executed, page, slides, time.perf_counter() - start,
                              recorded[0] if recorded else None))
     write_index(build, done, device)
     return done
 
 
-# Measures, once reveal.js is ready, every slide at its own size (all its fragments shown):
-# its height, and its <pre> blocks (code, printed output) wider than the slide.
+# The least a deck shrinks a figure to (of its own size) to fit a slide on the screen, and
+# the lowest (in pixels) it makes a printed output or a cell's code that scrolls.
+FIGURE_MIN_SCALE = 0.5
+PRINTED_MIN_HEIGHT = 160
+# In every deck, once reveal.js is ready and the figures are loaded: each slide taller than
+# the screen shrinks its figures by the share that would make it fit (to FIGURE_MIN_SCALE at
+# least), then, where one cell alone is too tall, lets a printed output and then its code
+# scroll. reveal.js hides every slide but the current one, and a vertical stack (a slide and
+# its subslides) as a whole: each slide and the sections around it are shown to lay it out.
+FIGURES_FIT_JS = """
+<script>
+(function () {
+  function shown(s, use) {
+    var kept = [];
+    for (var e = s; e && e.tagName === "SECTION"; e = e.parentElement) {
+      kept.push([e, e.style.display, e.hasAttribute("hidden")]);
+      e.removeAttribute("hidden"); e.style.display = "block";
+    }
+    var result = use(s);
+    kept.forEach(function (k) {
+      k[0].style.display = k[1]; if (k[2]) k[0].setAttribute("hidden", "");
+    });
+    return result;
+  }
+  window.courseSlideShown = shown;
+  function fit() {
+    var slides = Array.prototype.filter.call(document.querySelectorAll(".reveal .slides section"),
+      function (s) { return !s.querySelector("section"); });
+    slides.forEach(function (s) {
+      shown(s, function (s) {
+        var figures = Array.prototype.slice.call(s.querySelectorAll("img"));
+        var total = figures.reduce(function (sum, f) { return sum + f.offsetHeight; }, 0);
+        var excess = s.scrollHeight - %(height)d;
+        if (excess > 0 && total > 0) {
+          var scale = Math.max(%(min_scale)s, (total - excess) / total);
+          figures.forEach(function (f) {
+            f.style.height = Math.floor(f.offsetHeight * scale) + "px"; f.style.width = "auto";
+          });
+        }
+        // Still too tall, with its first cell reaching below the screen (tools/render.py
+        // splits a slide at any later cell that does): that cell's tallest printed output
+        // (text or a table, not a figure) scrolls within the slide.
+        excess = s.scrollHeight - %(height)d;
+        var first = s.querySelector('[id^="cell-id="]');
+        if (excess <= 0 || !first || first.offsetTop + first.offsetHeight <= %(height)d) return;
+        var printed = Array.prototype.filter.call(first.querySelectorAll(".jp-OutputArea-output"),
+          function (o) { return !o.querySelector("img"); });
+        printed.sort(function (a, b) { return b.offsetHeight - a.offsetHeight; });
+        // Then the next tallest, and so on; last, its code: the first lines show, the rest
+        // scrolls. (Padding and borders come on top of a max-height: 16 pixels to spare.)
+        printed.push(first.querySelector(".jp-InputArea-editor"));
+        printed.forEach(function (box) {
+          excess = s.scrollHeight - %(height)d;
+          if (excess <= 0 || !box || box.offsetHeight <= %(min_box)d) return;
+          box.style.maxHeight = Math.max(%(min_box)d, box.offsetHeight - excess - 16) + "px";
+          box.style.overflowY = "auto";
+          box.style.display = "block";  // a table cell (lab's style) takes no max-height
+        });
+      });
+    });
+    document.documentElement.setAttribute("data-figures-fit", "");
+  }
+  window.addEventListener("load", function () {
+    var timer = setInterval(function () {
+      if (document.querySelector(".reveal.ready")) { clearInterval(timer); fit(); }
+    }, 50);
+  });
+})();
+</script>
+""" % {"height": SLIDE_SIZE[1], "min_scale": FIGURE_MIN_SCALE, "min_box": PRINTED_MIN_HEIGHT}
+
+# Measures, once the deck has fitted its figures, every slide at its own size (all its
+# fragments shown): its height, its <pre> blocks (code, printed output) wider than the
+# slide, and each cell on it: [cell id, top, height] in pixels.
 SLIDE_FIT_JS = """
 <script>
 (function () {
@@ -266,20 +381,24 @@ SLIDE_FIT_JS = """
     var slides = Array.prototype.filter.call(document.querySelectorAll(".reveal .slides section"),
       function (s) { return !s.querySelector("section"); });
     slides.forEach(function (s, i) {
-      var display = s.style.display, hidden = s.hasAttribute("hidden");
-      s.removeAttribute("hidden"); s.style.display = "block";
-      var wide = Array.prototype.filter.call(s.querySelectorAll("pre"), function (p) {
-        return p.scrollWidth > p.clientWidth + 1; }).length;
-      var heading = s.querySelector("h1, h2, h3, h4");
-      var text = (heading ? heading.textContent : s.textContent).replace(/\\s+/g, " ").trim();
-      out.push({slide: i, height: s.scrollHeight, wide_blocks: wide, text: text.slice(0, 70)});
-      s.style.display = display; if (hidden) s.setAttribute("hidden", "");
+      window.courseSlideShown(s, function (s) {
+        var wide = Array.prototype.filter.call(s.querySelectorAll("pre"), function (p) {
+          return p.scrollWidth > p.clientWidth + 1; }).length;
+        var heading = s.querySelector("h1, h2, h3, h4");
+        var text = (heading ? heading.textContent : s.textContent).replace(/\\s+/g, " ").trim();
+        var cells = Array.prototype.map.call(s.querySelectorAll('[id^="cell-id="]'),
+          function (c) { return [c.id.slice(8), c.offsetTop, c.offsetHeight]; });
+        out.push({slide: i, height: s.scrollHeight, wide_blocks: wide, text: text.slice(0, 70),
+                  cells: cells});
+      });
     });
     var pre = document.createElement("pre"); pre.id = "slide-fit";
     pre.textContent = JSON.stringify(out); document.body.appendChild(pre);
   }
   var timer = setInterval(function () {
-    if (document.querySelector(".reveal.ready")) { clearInterval(timer); measure(); }
+    if (document.documentElement.hasAttribute("data-figures-fit")) {
+      clearInterval(timer); measure();
+    }
   }, 100);
 })();
 </script>
@@ -320,6 +439,9 @@ def slide_fit(deck: Path, chromium: str) -> list[dict[str, Any]]:
         raise RuntimeError(f"{deck.name}: the slides could not be measured in Chromium "
                            f"(exit {done.returncode}): {done.stderr[-500:]}")
     slides = json.loads(html.unescape(found.group(1)))
+    unlaid = [s["slide"] for s in slides if s["height"] == 0]  # a slide always has a height
+    if unlaid:
+        raise RuntimeError(f"{deck.name}: slides {unlaid} were not laid out to be measured")
     return [s for s in slides if s["height"] > SLIDE_SIZE[1] or s["wide_blocks"]]
 
 
