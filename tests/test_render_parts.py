@@ -190,8 +190,8 @@ def test_write_slides_starts_a_continuation_slide_at_each_cell_named(tmp_path: P
     import nbformat
 
     executed = _executed(tmp_path / "05_x.ipynb")
-    code_id = [c.id for c in nbformat.read(executed, as_version=4).cells
-               if c.cell_type == "code" and "ran here" in str(c.outputs)][0]
+    nb = nbformat.read(executed, as_version=4)
+    code_id = [c.id for c in nb.cells if c.cell_type == "code" and "ran here" in str(c.outputs)][0]
     decks = {}
     for name, continued in (("plain", frozenset()), ("split", frozenset({code_id}))):
         decks[name] = tmp_path / f"{name}.slides.html"
@@ -201,38 +201,54 @@ def test_write_slides_starts_a_continuation_slide_at_each_cell_named(tmp_path: P
     for text in (plain, split):
         assert "DEVICE" not in text  # the injected parameters stay off the slides
         assert text.count("data-figures-fit") == 1  # the figures' fit, once, in the deck
-        assert text.index("data-figures-fit") < text.rindex("</body>")
+        assert text.index("ran here") < text.index("data-figures-fit") < text.index(
+            "</body>")  # after every cell, before the page's end
+        assert "<title>05_x slides</title>" in text  # named after the notebook
+        assert "mermaid" not in text  # the course's template: nothing from a CDN
     assert nbformat.read(executed, as_version=4).cells[2].metadata.get("slideshow") != {
         "slide_type": "subslide"}  # the notebook itself is left as it was
 
 
 def test_fit_slides_splits_each_slide_at_its_first_cell_below_the_screen(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    executed, deck = tmp_path / "x.ipynb", tmp_path / "x.slides.html"
     writes: list[frozenset[str]] = []
-    monkeypatch.setattr(render, "write_slides",
-                        lambda executed, slides, vendor_url, continued=frozenset():
-                        writes.append(continued))
-    wide = {"slide": 5, "height": 400, "wide_blocks": 1, "text": "wide", "cells": [["w", 0, 400]]}
-    measured = iter([
+
+    def fake_write(nb, slides, vendor_url, continued=frozenset()):
+        assert (nb, slides, vendor_url) == (executed, deck, "v")
+        writes.append(continued)
+
+    def measure(results):
+        answers = iter(results)
+
+        def fake_fit(slides, chromium):
+            assert (slides, chromium) == (deck, "chromium")
+            return next(answers)
+        return fake_fit
+
+    monkeypatch.setattr(render, "write_slides", fake_write)
+    wide = {"slide": 5, "height": 800, "wide_blocks": 1, "text": "wide",  # fits in height
+            "cells": [["w1", 0, 400], ["w2", 400, 401]]}
+    monkeypatch.setattr(render, "slide_fit", measure([
         [{"slide": 1, "height": 1300, "wide_blocks": 0, "text": "a", "cells": [
-            ["a1", 0, 300], ["a2", 300, 450], ["a3", 750, 100], ["a4", 850, 450]]},
+            ["a1", 0, 300], ["a2", 300, 500], ["a3", 800, 100], ["a4", 900, 400]]},
          {"slide": 3, "height": 900, "wide_blocks": 0, "text": "b", "cells": [
              ["b1", 0, 900]]},  # one cell: nothing to split
          wide],
         [{"slide": 2, "height": 850, "wide_blocks": 0, "text": "a3", "cells": [
             ["a3", 0, 100], ["a4", 100, 750]]}, wide],
-        [wide]])
-    monkeypatch.setattr(render, "slide_fit", lambda deck, chromium: next(measured))
-    left = render.fit_slides(tmp_path / "x.ipynb", tmp_path / "x.slides.html", "v", "chromium")
+        [wide]]))
+    left = render.fit_slides(executed, deck, "v", "chromium")
+    # a2 ends at the screen's edge (800): it fits; a3 is the first cell below it
     assert writes == [frozenset(), frozenset({"a3"}), frozenset({"a3", "a4"})]
     assert left == [wide]  # what no split can fix comes back
-    calls = iter([[{"slide": 0, "height": 900, "wide_blocks": 0, "text": "x",
-                    "cells": [["x1", 0, 100], ["x2", 100, 800]]}]] * 9)
-    monkeypatch.setattr(render, "slide_fit", lambda deck, chromium: next(calls))
-    writes.clear()
-    assert len(render.fit_slides(tmp_path / "x.ipynb", tmp_path / "x.slides.html", "v", "c",
-                                 passes=2)) == 1  # it gives up after its passes
-    assert writes == [frozenset(), frozenset({"x2"}), frozenset({"x2"})]
+    stuck = [{"slide": 0, "height": 900, "wide_blocks": 0, "text": "x",
+              "cells": [["x1", 0, 100], ["x2", 100, 800]]}]
+    for passes, kwargs in ((2, {"passes": 2}), (6, {})):  # 6 passes unless told
+        monkeypatch.setattr(render, "slide_fit", measure([stuck] * (passes + 2)))
+        writes.clear()
+        assert render.fit_slides(executed, deck, "v", "chromium", **kwargs) == stuck
+        assert writes == [frozenset()] + [frozenset({"x2"})] * passes  # then it gives up
 
 
 def test_render_recorded_pages_the_newest_recording_under_its_label(tmp_path: Path) -> None:
