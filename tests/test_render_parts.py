@@ -6,11 +6,13 @@ whole build, with a real Chromium, is tests/test_render.py.)"""
 from __future__ import annotations
 
 import json
+import re
 import stat
 from pathlib import Path
 
 import pytest
 
+from tests.nbtools import REPO
 from tools import render
 
 
@@ -72,6 +74,41 @@ def test_the_index_links_every_page_deck_and_recorded_run(tmp_path: Path) -> Non
             '<td><a href="html/recorded/nvidia-h200/05_x.html">nvidia-h200</a></td></tr>') in text
     assert "<td>06_&lt;y&gt;</td>" in text and "<td>4 s</td><td>none</td>" in text
     assert "the best available device" in render.write_index(build, [], None).read_text()
+    assert text.count("</tr>\n<tr>") == 1  # one row per line
+    assert re.search(r"Executed on cuda:0 on 20\d\d-[01]\d-[0-3]\d [0-2]\d:[0-5]\d\. ", text)
+    for fixed in ("<title>Deep Learning on GPUs with PyTorch</title>",
+                  "<h1>Deep Learning on GPUs with PyTorch</h1>",
+                  "<style>body{font-family:sans-serif;max-width:48em;margin:2em auto}"
+                  "td,th{padding:.3em 1em;text-align:left}</style></head><body>",
+                  "In the slides, press <kbd>s</kbd> for the speaker notes; open a deck with "
+                  "<code>?print-pdf</code> after its address and print to save it as PDF.</p>",
+                  "<table><tr><th>notebook</th><th>page</th><th>slides</th><th>executed</th>"
+                  "<th>run time</th><th>recorded GPU run</th></tr>"):
+        assert fixed in text
+
+
+def test_the_command_line_renders_every_course_notebook_into_build_by_default(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    made = [render.Rendered("05_x", Path("e"), Path("p"), Path("d/05_x.slides.html"), 1.0)]
+    calls, reported = [], []
+    monkeypatch.setattr(render, "render_course", lambda notebooks, build, device, params:
+                        calls.append((notebooks, build, device, params)) or made)
+    monkeypatch.setattr(render, "report_slide_fit", reported.append)
+    assert render.main([]) == 0
+    notebooks = sorted((REPO / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+    assert len(notebooks) >= 18
+    assert calls == [(notebooks, (REPO / "build").resolve(), None, {})]
+    assert reported == [[Path("d/05_x.slides.html")]]  # every deck made is checked
+    out = capsys.readouterr().out
+    assert f"Rendered 1 notebook(s). Open {(REPO / 'build').resolve() / 'index.html'}" in out
+    assert f"python -m http.server -d {REPO / 'build'} 8000  ->  http://localhost:8000/" in out
+    with pytest.raises(SystemExit):
+        render.main(["--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    for words in (render.__doc__.splitlines()[0], "notebooks to render (default: all)",
+                  "output folder", "force a device, e.g. cpu or cuda:0",
+                  "JSON file mapping notebook file names to papermill parameters"):
+        assert words in help_text, words
 
 
 def test_find_chromium_takes_the_first_name_found(monkeypatch: pytest.MonkeyPatch) -> None:
