@@ -10,6 +10,7 @@ import re
 import stat
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from tests.nbtools import REPO
@@ -118,6 +119,11 @@ def test_find_chromium_takes_the_first_name_found(monkeypatch: pytest.MonkeyPatc
     assert render.find_chromium() == "/usr/bin/chromium-browser"
     monkeypatch.setattr(render.shutil, "which", lambda name: None)
     assert render.find_chromium() is None
+    names = ["chromium", "chromium-browser", "google-chrome", "google-chrome-stable"]
+    for k, name in enumerate(names):  # each name is tried, in this order
+        monkeypatch.setattr(render.shutil, "which",
+                            lambda n, ok=set(names[k:]): f"/bin/{n}" if n in ok else None)
+        assert render.find_chromium() == f"/bin/{name}"
 
 
 def _fake_browser(tmp_path: Path, slides: list[dict] | None) -> str:
@@ -142,13 +148,43 @@ def test_slide_fit_keeps_only_the_slides_that_do_not_fit(tmp_path: Path) -> None
         render.slide_fit(deck, _fake_browser(tmp_path, None))
 
 
+def test_slide_fit_runs_chromium_on_a_probe_of_the_deck_then_removes_it(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    deck = tmp_path / "05_x.slides.html"
+    deck.write_text("<html><body><p>an inner </html> in the text</p></body></html>\n")
+    script = tmp_path / "chromium"  # records its arguments and the page it was given
+    script.write_text('#!/bin/sh\nprintf "%s\\n" "$@" > "$0.args"\n'
+                      'cp "${11#file://}" "$0.page"\n'
+                      "echo '<pre id=\"slide-fit\">[{&quot;slide&quot;: 0, &quot;height&quot;: "
+                      "0}]</pre>'\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    runs, real_run = [], subprocess.run
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: runs.append(kw) or real_run(cmd, **kw))
+    with pytest.raises(RuntimeError, match=r"05_x.slides.html: slides \[0\] were not laid out"):
+        render.slide_fit(deck, str(script))  # a slide of 0 px was never shown to be measured
+    args = (tmp_path / "chromium.args").read_text().splitlines()
+    probe = tmp_path / "05_x.fit.html"
+    assert args[:7] == ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                        "--disable-background-networking", "--allow-file-access-from-files",
+                        "--window-size=1280,800"]
+    assert args[7].startswith("--user-data-dir=") and "slide_fit_" in args[7]
+    assert args[8:] == ["--virtual-time-budget=20000", "--dump-dom", probe.resolve().as_uri()]
+    assert (tmp_path / "chromium.page").read_text() == (
+        "<html><body><p>an inner </html> in the text</p></body>" + render.SLIDE_FIT_JS
+        + "</html>\n")  # the measuring script before the deck's last </html>
+    assert not probe.exists()  # the probe is removed
+    assert runs == [{"capture_output": True, "text": True, "timeout": 180}]
+
+
 def test_the_report_names_each_slide_and_why(monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(render, "find_chromium", lambda: None)
     assert render.report_slide_fit([Path("a.slides.html")]) == {}
     assert "not checked: no Chromium here" in capsys.readouterr().out
     misfit = {"a.slides.html": [{"slide": 2, "height": 900, "wide_blocks": 1, "text": "Tall"},
-                                {"slide": 4, "height": 500, "wide_blocks": 2, "text": "Wide"}],
+                                {"slide": 4, "height": 800, "wide_blocks": 2, "text": "Wide"}],
               "b.slides.html": []}
     monkeypatch.setattr(render, "find_chromium", lambda: "/bin/chromium")
     monkeypatch.setattr(render, "slide_fit", lambda deck, chromium: misfit[deck.name])
@@ -303,7 +339,55 @@ def test_render_recorded_pages_the_newest_recording_under_its_label(tmp_path: Pa
     assert label.startswith("recorded on GPU One (2026-01-02, torch 2.11, course abc1234)")
     text = page.read_text()
     assert "A recorded run, not this build" in text and "../../05_x.html" in text
+    assert "../../../vendor/require.js" in text  # build/vendor, from html/recorded/<device>/
     assert render.render_recorded(tmp_path / "06_y.ipynb", build, results) is None
+    assert re.search(r"\d+ code cells? of it changed", label)  # compared with this source
+    (results / "gpu-one" / "05_x.ipynb").unlink()  # only 05_other is left: not this one
+    assert render.render_recorded(source, build, results) is None
+
+
+def test_execute_hands_papermill_the_run_and_names_a_cell_that_timed_out(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import papermill
+    from nbclient.exceptions import CellTimeoutError
+
+    calls = []
+    monkeypatch.setattr(papermill, "execute_notebook", lambda *a, **k: calls.append((a, k)))
+    source, out = tmp_path / "05_x.ipynb", tmp_path / "out" / "05_x.ipynb"
+    render.execute(source, out, {"N": 2})
+    assert calls == [((str(source), str(out)), {
+        "parameters": {"N": 2}, "kernel_name": "python3", "cwd": str(tmp_path),
+        "progress_bar": True, "log_output": False, "execution_timeout": render.CELL_TIMEOUT,
+        "request_save_on_cell_execute": False,
+        "extra_arguments": ["--IPKernelApp.log_level=ERROR"]})]
+    render.execute(source, out, {}, progress=False, cell_timeout=5, cwd=Path("/else"))
+    assert (calls[1][1]["cwd"], calls[1][1]["progress_bar"],
+            calls[1][1]["execution_timeout"]) == ("/else", False, 5)
+
+    nb = nbformat.v4.new_notebook()
+    short = "import time\n" + "\n".join(f"x{k} = {k}" for k in range(9))  # 10 lines
+    long = "\n".join(f"y{k} = {k}" for k in range(11))  # 11 lines: previewed in part
+    nb.cells = [nbformat.v4.new_markdown_cell("# 05"), nbformat.v4.new_code_cell(short),
+                nbformat.v4.new_code_cell(long)]
+    nbformat.write(nb, source)
+    rule = "-------------------"
+    lines = long.split("\n")
+    for preview, where in ((short, "cell 1 ('import time')"),
+                           (f"{lines[:5]}\n...\n{lines[-5:]}", "cell 2 ('y0 = 0')"),
+                           ("something else", "a cell")):
+        def timed_out(*a, message=f"timed out\n{rule}\n{preview}\n{rule}\n", **k):
+            raise CellTimeoutError(message)
+        monkeypatch.setattr(papermill, "execute_notebook", timed_out)
+        with pytest.raises(TimeoutError) as err:
+            render.execute(source, out, {}, cell_timeout=7)
+        assert str(err.value) == f"05_x.ipynb: {where} ran longer than 7 s and was stopped"
+
+
+def test_the_slides_config_is_the_course_s() -> None:
+    config = render.exporter_config("../vendor").SlidesExporter
+    assert (config.reveal_theme, config.reveal_scroll, config.exclude_input_prompt,
+            config.exclude_output_prompt) == ("white", True, True, True)
+    assert (config.reveal_width, config.reveal_height) == ("1280", "800")
 
 
 def test_render_course_executes_exports_and_indexes_each_notebook(
