@@ -255,6 +255,8 @@ def test_export_writes_the_page_and_the_deck_with_a_banner_on_the_page(tmp_path:
     assert "../vendor/require.js" in text and "../vendor/reveal.js" in slides
     assert "DEVICE = &#39;cpu&#39;" not in slides and "DEVICE" not in slides  # skipped
     assert "width: 1280" in slides and "height: 800" in slides
+    assert "<title>05_x</title>" in text and "mermaid" not in text  # the course's template
+    assert text.index("A banner") < text.index("A question?")  # the banner comes first
     only_page = tmp_path / "only.html"
     render.export(executed, only_page, None, vendor_url="v")
     assert only_page.is_file() and "A banner" not in only_page.read_text()
@@ -390,14 +392,44 @@ def test_the_slides_config_is_the_course_s() -> None:
     assert (config.reveal_width, config.reveal_height) == ("1280", "800")
 
 
+def test_render_course_links_the_recorded_run_and_shows_a_bar(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    import shutil
+
+    monkeypatch.setattr(render, "execute", lambda source, executed, parameters, progress:
+                        shutil.copy(source, executed))
+    monkeypatch.setattr(render, "vendor_assets", lambda build: build / "vendor")
+    monkeypatch.setattr(render, "find_chromium", lambda: None)
+    build = tmp_path / "build"
+    recorded = build / "html" / "recorded" / "gpu-one" / "05_x.html"
+    asked = []
+    monkeypatch.setattr(render, "render_recorded", lambda source, build_: asked.append(
+        (source.name, build_)) or (recorded, "recorded on GPU <One>"))
+    exported = []
+    real_export = render.export
+    monkeypatch.setattr(render, "export", lambda executed, page, slides, vendor_url, banner:
+                        exported.append(banner) or real_export(executed, page, slides,
+                                                               vendor_url, banner))
+    source = _executed(tmp_path / "05_x.ipynb", injected=False)
+    (done,) = render.render_course([source], build, progress=True)
+    assert asked == [("05_x.ipynb", build)] and done.recorded == recorded
+    assert exported == ["**What did this notebook show on a GPU?** [Its recorded run]"
+                        "(recorded/gpu-one/05_x.html), recorded on GPU &lt;One&gt;."]
+    assert "What did this notebook show on a GPU?" in done.page.read_text()
+    bar = capsys.readouterr().err
+    assert "course: 100%" in bar and "1/1" in bar and "notebook/s" in bar
+
+
 def test_render_course_executes_exports_and_indexes_each_notebook(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import shutil
 
     ran = []
 
-    def fake_execute(source, executed, parameters, progress=True):
+    def fake_execute(source, executed, parameters, progress=None):
         ran.append((source.name, parameters))
+        assert progress is False  # the bar's setting, passed on
         shutil.copy(source, executed)
 
     monkeypatch.setattr(render, "execute", fake_execute)
@@ -419,9 +451,12 @@ def test_render_course_executes_exports_and_indexes_each_notebook(
         assert r.slides == build / "slides" / f"{r.name}.slides.html" and r.slides.is_file()
         assert r.executed == build / "executed" / f"{r.name}.ipynb" and r.seconds >= 0
     assert "06_y" in (build / "index.html").read_text()
+    assert "Executed on cpu on " in (build / "index.html").read_text()
+    assert sorted(p.name for p in build.iterdir()) == ["executed", "html", "index.html", "slides"]
+    assert all(0 <= r.seconds < 60 for r in done)  # each notebook's own time
     assert fitted == [(f"{n}.ipynb", f"{n}.slides.html", "../vendor", "/bin/chromium")
                       for n in ("05_x", "06_y")]
     monkeypatch.setattr(render, "find_chromium", lambda: None)  # none: the decks as written
     assert len(render.render_course(sources[:1], build, progress=False)) == 1 and len(fitted) == 2
-    with pytest.raises(ValueError, match="no notebooks"):
+    with pytest.raises(ValueError, match="^no notebooks to render$"):
         render.render_course([], build)

@@ -107,16 +107,11 @@ def export(executed: Path, page: Path, slides: Path | None, vendor_url: str,
     from nbconvert import HTMLExporter
 
     nb = nbformat.read(executed, as_version=4)
-    for cell in nb.cells:  # papermill's injected parameters are plumbing, not a slide
-        if "injected-parameters" in cell.metadata.get("tags", []):
-            cell.metadata["slideshow"] = {"slide_type": "skip"}
-    if banner:
-        top = nbformat.v4.new_markdown_cell(banner)
-        top.metadata["slideshow"] = {"slide_type": "skip"}
-        nb.cells.insert(0, top)
-    config = exporter_config(vendor_url)
+    if banner:  # the page's first cell; the slides are written from the notebook as it is
+        nb.cells.insert(0, nbformat.v4.new_markdown_cell(banner))
     resources = {"metadata": {"name": executed.stem}}
-    body, _ = HTMLExporter(config=config, template_name="course_lab").from_notebook_node(nb, resources)
+    body, _ = HTMLExporter(config=exporter_config(vendor_url),
+                           template_name="course_lab").from_notebook_node(nb, resources)
     page.parent.mkdir(parents=True, exist_ok=True)
     page.write_text(body, encoding="utf-8")
     if slides is not None:
