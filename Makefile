@@ -44,7 +44,7 @@ SUDO   := $(if $(filter 0,$(shell id -u)),,sudo)
 
 export JUPYTER_PREFER_ENV_PATH := 1
 
-.PHONY: help install lab fresh test stress course browser clean gpu-run wheelhouse floor fuzz mutation
+.PHONY: help install assets lab fresh test stress course browser clean gpu-run wheelhouse floor fuzz mutation
 
 help:
 	@echo "make lab     install, then open JupyterLab on your own copies of the notebooks"
@@ -75,6 +75,10 @@ $(STAMP): requirements.txt pyproject.toml
 	@touch $(STAMP)
 
 install: $(STAMP)
+
+# The slide assets alone (`make test` and `make course` fetch them too); CI fetches them while
+# pip installs (`make -j2 install assets`).
+assets: $(ASSETS)
 
 # Slide assets (reveal.js, require.js, jQuery, MathJax), pinned in package-lock.json.
 $(ASSETS): package.json package-lock.json
