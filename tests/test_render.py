@@ -11,7 +11,7 @@ import nbformat
 import pytest
 from PIL import Image, ImageChops, ImageStat
 
-from tests.nbtools import REPO
+from tests.nbtools import REPO, course_notebooks, read
 from tools.render import render_course
 from tests.browser import chromium, find_chromium, serve
 from tests.notebook_params import CI_PARAMS
@@ -188,6 +188,40 @@ def test_the_built_deck_fits_a_1280x800_screen(build: Path) -> None:
     deck = build / "slides" / f"{NOTEBOOK.stem}.slides.html"
     assert 'width: 1280' in deck.read_text() and 'height: 800' in deck.read_text()
     assert slide_fit(deck, CHROMIUM) == []  # every slide of it, executed, fits
+
+
+@needs_assets
+def test_no_cell_of_any_deck_is_taller_than_the_screen(build: Path, tmp_path: Path) -> None:
+    """make course splits a slide that is too tall between its cells (fit_slides), never inside
+    one: every markdown and code cell of every notebook must fit the screen alone. Outputs are
+    left out (a deck shrinks tall figures and scrolls tall printouts); the executed deck of 00
+    is measured whole above, and make course measures every executed deck. All the notebooks'
+    cells go into one deck, one cell per slide, measured in one Chromium run."""
+    from tools.render import slide_fit, write_slides
+
+    assert CHROMIUM is not None, "CI must have chromium (make test installs it)"
+    cells = []
+    for path in course_notebooks():
+        nb = read(path)
+        for cell in nb.cells:
+            if cell.metadata.get("slideshow", {}).get("slide_type") in ("skip", "notes"):
+                continue  # not on a slide
+            if cell.cell_type == "code":
+                cell.outputs = []
+            cell.metadata["slideshow"] = {"slide_type": "slide"}
+            cell["id"] = f"{path.name[:2]}-{cell['id']}"  # ids are unique per notebook only
+            cells.append(cell)
+    nb.cells = cells
+    source = tmp_path / "every_cell.ipynb"
+    nbformat.write(nb, source)
+    deck = build / "slides" / "every_cell.slides.html"  # beside the build's vendor folder
+    try:
+        write_slides(source, deck, "../vendor")
+        misfits = slide_fit(deck, CHROMIUM)
+    finally:
+        deck.unlink(missing_ok=True)
+    assert len(cells) > 18 * 15  # every notebook's slides went in
+    assert [(s["cells"][0][0], s["height"], s["wide_blocks"]) for s in misfits] == []
 
 
 def test_a_slide_too_tall_or_too_wide_is_found(build: Path, tmp_path: Path) -> None:
