@@ -39,13 +39,13 @@ SAVE_RESULTS = False
 WORKERS = None'''
 
 
-def _notebook(path: Path, setup: str = SETUP, tagged: bool = True) -> Path:
+def _notebook(path: Path, setup: str = SETUP, tagged: bool = True, params: str = PARAMS) -> Path:
     nb = nbformat.v4.new_notebook()
-    params = nbformat.v4.new_code_cell(PARAMS)
+    cell = nbformat.v4.new_code_cell(params)
     if tagged:
-        params.metadata["tags"] = ["parameters"]
+        cell.metadata["tags"] = ["parameters"]
     nb.cells = [nbformat.v4.new_markdown_cell("# 42 · A question?"),
-                nbformat.v4.new_code_cell("import math"), params,
+                nbformat.v4.new_code_cell("import math"), cell,
                 nbformat.v4.new_markdown_cell("The setup is the next code cell."),
                 nbformat.v4.new_code_cell(setup), nbformat.v4.new_code_cell("print(SIDE)")]
     nbformat.write(nb, path)
@@ -59,6 +59,15 @@ def notebook(tmp_path: Path) -> Path:
 
 def _spec(notebook: Path, name: str) -> fuzz.Spec:
     return next(s for s in fuzz.contract(notebook) if s.name == name)
+
+
+def _check(spec: fuzz.Spec, value: object) -> object:
+    """check_param itself on `value`, with the spec's literal keywords (not its expressions)."""
+    literal = {k: v for k, v in vars(spec).items() if v is not None and k not in (
+        "name", "kind", "expressions", "of")}
+    kind = {"int": int, "float": float, "bool": bool, "str": str, "list": list}
+    of = {"of": {"int": int, "float": float, "str": str}[spec.of]} if spec.of else {}
+    return check_param(spec.name, value, kind[spec.kind], **literal, **of)
 
 
 def test_the_contract_is_read_from_the_setup_cell(notebook: Path) -> None:
@@ -85,6 +94,32 @@ def test_a_notebook_without_a_parameters_cell_is_refused(tmp_path: Path) -> None
         fuzz.contract(path)
 
 
+def test_only_name_equals_literal_lines_are_defaults(tmp_path: Path) -> None:
+    """An unpacking or a call in the parameters cell is no parameter papermill can set by name."""
+    params = "SIDE = 8\nWIDTH, HEIGHT = 640, 480\nprint(SIDE)\nKIND = 'a'"
+    path = _notebook(tmp_path / "43_odd.ipynb", params=params)
+    assert fuzz.defaults(path) == {"SIDE": 8, "KIND": "a"}
+
+
+def test_keywords_are_read_in_any_order_and_only_literal_arithmetic_is_computed(
+        tmp_path: Path) -> None:
+    """none_means is a description, not a bound; an expression or none_means before other
+    keywords does not hide them; choices become a tuple; a bound that calls a function (even
+    on literals) is left to the setup cell as text, like one that names another parameter."""
+    setup = """check_param("WORKERS", WORKERS, int, none_ok=True, none_means=f"{CORES} cores",
+            low=1)
+check_param("BATCH", BATCH, int, high=SIDE**2, low=2)
+check_param("KIND", KIND, str, choices=["a", "b"])
+check_param("SIDE", SIDE, int, low=2, high=int(1e6))"""
+    specs = {s.name: s for s in fuzz.contract(_notebook(tmp_path / "43_order.ipynb", setup))}
+    assert (specs["WORKERS"].low, specs["WORKERS"].none_ok, specs["WORKERS"].expressions) == (
+        1, True, {})
+    assert (specs["BATCH"].low, specs["BATCH"].expressions) == (2, {"high": "SIDE ** 2"})
+    assert specs["KIND"].choices == ("a", "b")
+    assert (specs["SIDE"].low, specs["SIDE"].high) == (2, None)
+    assert specs["SIDE"].expressions == {"high": "int(1000000.0)"}
+
+
 def test_invalid_values_are_exactly_what_the_contract_refuses(notebook: Path) -> None:
     expected = {
         "SIDE": [2.0, True, "8", 1, 65, None],
@@ -99,13 +134,27 @@ def test_invalid_values_are_exactly_what_the_contract_refuses(notebook: Path) ->
     for name, values in expected.items():
         spec = _spec(notebook, name)
         assert fuzz.invalid_values(spec) == values, name
-        literal = {k: v for k, v in vars(spec).items() if v is not None and k not in (
-            "name", "kind", "expressions", "of")}
-        kind = {"int": int, "float": float, "bool": bool, "str": str, "list": list}
-        of = {"of": {"int": int, "float": float, "str": str}[spec.of]} if spec.of else {}
         for value in values:  # each one is refused by check_param itself, by name
             with pytest.raises(ParameterError, match=f"^{name} = "):
-                check_param(name, value, kind[spec.kind], **literal, **of)
+                _check(spec, value)
+
+
+def test_invalid_values_of_floats_and_lists_with_both_bounds() -> None:
+    """Just below a closed low (half a unit for floats, one for ints) and one above high, for
+    a plain float and for each element of a list; each one refused by check_param too."""
+    expected = {
+        "MOMENTUM": (fuzz.Spec("MOMENTUM", "float", low=0, high=1),
+                     [True, "0.1", -0.5, 2, None]),
+        "DIMS": (fuzz.Spec("DIMS", "list", of="int", low=1, high=64),
+                 [5, [], [0], [65], [2.5], None]),
+        "RATES": (fuzz.Spec("RATES", "list", of="float", low=0.5, high=2.5),
+                  [5, [], [0.0], [3.5], None]),
+    }
+    for name, (spec, values) in expected.items():
+        assert fuzz.invalid_values(spec) == values, name
+        for value in values:
+            with pytest.raises(ParameterError, match=f"^{name} = "):
+                _check(spec, value)
 
 
 def test_near_stays_within_the_bounds_and_sometimes_takes_the_lowest(notebook: Path) -> None:
