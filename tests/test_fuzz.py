@@ -174,6 +174,68 @@ def test_near_stays_within_the_bounds_and_sometimes_takes_the_lowest(notebook: P
     assert min(draws) == 3 and max(draws) <= 48 and max(draws) > 24
 
 
+def test_numbers_are_drawn_near_their_base_and_never_on_an_excluded_low() -> None:
+    """Drawn ints and floats are a quarter to twice their base, within the bounds. An excluded
+    low is never drawn, even where the base is just above it or rounding would reach it."""
+    rng = random.Random(4)
+    free = [fuzz.draw(fuzz.Spec("DROPOUT", "float"), 0.2, rng) for _ in range(300)]
+    assert all(0.05 <= v <= 0.4 for v in free) and min(free) < 0.1 and max(free) > 0.3
+    side = fuzz.Spec("SIDE", "int", low=2, high=64)
+    assert all(2 <= fuzz.draw(side, 8, rng) <= 16 for _ in range(200))
+    tol = fuzz.Spec("TOL", "float", low=0.4, low_open=True)  # 0.5 x (0.25..2) is often <= 0.4
+    tols = [fuzz.draw(tol, 0.5, rng) for _ in range(300)]
+    assert all(0.4 < v <= 1.0 and v == float(f"{v:.3g}") for v in tols) and len(set(tols)) > 10
+    stride = fuzz.Spec("STRIDE", "int", low=0, low_open=True)  # 1 x 0.25 would round to 0
+    assert {fuzz.draw(stride, 1, rng) for _ in range(200)} == {1, 2}
+    # At its lowest value 2, the base stays there: 2 x (0.25..2) rounds to 2 below 2.5, which
+    # a log-uniform factor is 77 % of the time, besides the quarter of draws taking the lowest.
+    at_low = [fuzz.draw(fuzz.Spec("SIDE", "int", low=2), 2, rng) for _ in range(400)]
+    assert set(at_low) == {2, 3, 4} and at_low.count(2) > 240
+    unset = [fuzz.draw(fuzz.Spec("N", "int"), 0, rng) for _ in range(200)]  # as from 8
+    assert all(2 <= v <= 16 for v in unset) and max(unset) > 12
+
+
+def test_a_bool_that_may_be_none_is_none_half_the_time_from_none() -> None:
+    """From None, a bool with none_ok stays None half the time, else True or False alike."""
+    rng = random.Random(5)
+    drawn = [fuzz.draw(fuzz.Spec("AMP", "bool", none_ok=True), None, rng) for _ in range(400)]
+    assert 150 < drawn.count(None) < 250
+    assert 60 < drawn.count(True) < 140 and 60 < drawn.count(False) < 140
+
+
+def test_lists_are_runs_of_the_base_sometimes_scaled() -> None:
+    """A list is drawn as a run of its base (any length from min_len), in its order; a list of
+    numbers is scaled half the time, all by one factor from 0.5 to 1.5 (ints rounded, kept at
+    low or 1 and, when rising, sorted without repeats)."""
+    rng = random.Random(6)
+    base = ["z", "x", "y"]
+    runs = [fuzz.draw(fuzz.Spec("STEPS", "list", of="str", choices=("x", "y", "z")), base, rng)
+            for _ in range(100)]
+    assert all(isinstance(r, list) and any(r == base[i:i + len(r)] for i in range(3))
+               for r in runs)
+    assert {len(r) for r in runs} == {1, 2, 3}
+    rates = fuzz.Spec("RATES", "list", of="float", min_len=3)  # the whole list: one factor
+    factors = []
+    for _ in range(200):
+        drawn = fuzz.draw(rates, [0.1, 0.3, 0.4], rng)
+        factors.append(drawn[0] / 0.1)
+        assert drawn == pytest.approx([0.1 * factors[-1], 0.3 * factors[-1], 0.4 * factors[-1]])
+    assert all(0.5 <= f <= 1.5 for f in factors) and min(factors) < 0.65 and max(factors) > 1.35
+    assert 70 < factors.count(1.0) < 130  # not scaled, about half the time
+    sizes = [fuzz.draw(fuzz.Spec("SIZES", "list", of="int", low=1, rising=True), [4, 8, 16],
+                       rng) for _ in range(100)]
+    assert any(v not in (4, 8, 16) for s in sizes for v in s)  # scaled ints too
+    rising = [fuzz.draw(fuzz.Spec("SIZES", "list", of="int", low=1, rising=True), [1, 2, 3],
+                        rng) for _ in range(100)]
+    assert all(r == sorted(set(r)) and r[0] >= 1 for r in rising)  # [1, 1, 2] from x 0.5
+    low3 = [v for _ in range(100) for v in fuzz.draw(
+        fuzz.Spec("DIMS", "list", of="int", low=3), [4, 8], rng)]
+    assert min(low3) == 3  # 4 x 0.5 is 2, kept at 3
+    no_low = [v for _ in range(100) for v in fuzz.draw(
+        fuzz.Spec("DIMS", "list", of="int"), [2, 4], rng)]
+    assert min(no_low) == 1  # 2 x 0.5 is 1; never 0
+
+
 def test_draws_keep_to_each_kind(notebook: Path) -> None:
     rng = random.Random(2)
     flag, kind, steps, sizes = (_spec(notebook, n) for n in ("FLAG", "KIND", "STEPS", "SIZES"))
@@ -202,6 +264,20 @@ def test_a_set_never_changes_the_device_or_saves_results(notebook: Path) -> None
     per_set = [sum(s[k] != base[k] for k in base) for s in sets]
     assert 1 < sum(per_set) / len(per_set) < 7
     assert all(set(s) == set(base) for s in sets)
+
+
+def test_every_drawn_value_keeps_to_its_own_contract(notebook: Path) -> None:
+    """check_param accepts each value of each set (only rules across parameters, such as
+    BATCH <= SIDE**2, are left to the setup cell); a parameter the base lacks is not added."""
+    specs = fuzz.contract(notebook)
+    base = fuzz.defaults(notebook)
+    rng = random.Random(7)
+    for _ in range(100):
+        params = fuzz.draw_set(notebook, base, rng)
+        for spec in specs:
+            assert _check(spec, params[spec.name]) == params[spec.name]
+    del base["FLAG"]
+    assert all("FLAG" not in fuzz.draw_set(notebook, base, rng) for _ in range(20))
 
 
 def test_the_command_to_rerun_a_set(notebook: Path) -> None:
