@@ -5,6 +5,7 @@ notebook runs stood in for (refusals redrawn, failures reported, the exit status
 from __future__ import annotations
 
 import json
+import re
 import random
 from pathlib import Path
 
@@ -324,15 +325,19 @@ def test_a_run_redraws_refusals_reports_failures_and_exits_1(
 
 
 def test_a_clean_run_exits_0_and_an_unknown_notebook_is_an_error(
-        tmp_path: Path, notebook: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, notebook: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(fuzz, "NOTEBOOKS", notebook.parent)
     monkeypatch.setattr(fuzz, "load_preset", lambda name: {})
     monkeypatch.setattr(fuzz, "run_notebook",
                         lambda source, *a, **k: Row(source.name, "fuzz", "passed", 0.5))
-    assert fuzz.main(["42_demo", "--sets", "2", "--out", str(tmp_path / "r")]) == 0
-    assert "## To reproduce" not in (tmp_path / "r" / "report.md").read_text()
+    out = tmp_path / "new" / "r"  # its folders are made
+    assert fuzz.main(["42_demo", "--sets", "2", "--out", str(out)]) == 0
+    assert "## To reproduce" not in (out / "report.md").read_text()
+    capsys.readouterr()
     with pytest.raises(SystemExit):
         fuzz.main(["77", "--out", str(tmp_path / "r2")])
+    assert "error: no notebook matches ['77']" in capsys.readouterr().err
 
 
 def test_the_defaults_three_sets_four_redraws_and_the_timeout(
@@ -350,6 +355,7 @@ def test_the_defaults_three_sets_four_redraws_and_the_timeout(
     monkeypatch.setattr(fuzz, "NOTEBOOKS", notebook.parent)
     monkeypatch.setattr(fuzz, "load_preset", lambda name: {})
     monkeypatch.setattr(fuzz, "run_notebook", always_refused)
+    monkeypatch.delenv("JUPYTER_PREFER_ENV_PATH", raising=False)  # set for the runs alone
     assert fuzz.main(["--out", str(tmp_path / "r")]) == 0  # refusals are not failures
     assert len(calls) == 3 * 5  # 3 sets, each drawn once and redrawn 4 times
     assert set(calls) == {("42_demo.ipynb", "1", 600, 600, None)}
@@ -364,3 +370,79 @@ def test_the_defaults_three_sets_four_redraws_and_the_timeout(
     assert fuzz.main(["42", "--sets", "1", "--retries", "0", "--timeout", "9",
                       "--out", str(tmp_path / "r")]) == 0
     assert calls == [("42_demo.ipynb", "1", 9, 9, None)]
+
+
+def test_the_help_names_what_it_does_and_each_option(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        fuzz.main(["--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    for words in ("Run every notebook with parameters drawn at random from its contract, and "
+                  "list what broke.", "numbers (09) or names; default all",
+                  "parameter sets per notebook", "DEVICE for every run (default: best)",
+                  "seconds per notebook run", "new draws after a refusal"):
+        assert re.search(rf"(?<!\w){re.escape(words)}(?!\w)", help_text), words
+
+
+def test_a_run_draws_from_its_seed_over_the_ci_preset_into_build_fuzz(
+        tmp_path: Path, notebook: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sets are draw_set's from random.Random(seed) (0 by default), over the notebook's
+    defaults with the CI preset and --device over them; the report goes to build/fuzz/."""
+    calls = []
+    monkeypatch.setattr(fuzz, "NOTEBOOKS", notebook.parent)
+    monkeypatch.setattr(fuzz, "ROOT", tmp_path)
+    monkeypatch.setattr(fuzz, "load_preset",
+                        lambda name: {"ci": {notebook.name: {"SIDE": 6, "KIND": "b"}}}[name])
+    monkeypatch.setattr(fuzz, "run_notebook", lambda source, executed, params, *a, **k:
+                        calls.append(params) or Row(source.name, "fuzz", "passed", 0.5))
+    base = {**fuzz.defaults(notebook), "SIDE": 6, "KIND": "b"}
+    for argv, seed, device in (([], 0, None), (["--seed", "5", "--device", "cpu"], 5, "cpu")):
+        calls.clear()
+        assert fuzz.main(["42", *argv]) == 0
+        rng = random.Random(seed)
+        expected = {**base, "DEVICE": device}
+        assert calls == [fuzz.draw_set(notebook, expected, rng) for _ in range(3)]
+        report = (tmp_path / "build" / "fuzz" / "report.md").read_text()
+        assert report.startswith(f"# Parameter fuzzing (seed {seed}, 3 sets per notebook)\n")
+
+
+def test_the_report_and_the_lines_printed_as_the_run_goes(
+        tmp_path: Path, notebook: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A setup cell that crashes without a ParameterError has failed (it is no refusal); an
+    error is printed whole but cut to 200 characters in the table, its | escaped; seconds to
+    one decimal; the failed sets' commands at the end."""
+    crash = "42_demo.ipynb: cell 4 ('# Setup: check the parameters.'): NameError: name 'x'"
+    long = "42_demo.ipynb: cell 5 ('print(SIDE)'): ValueError: loss | accuracy " + "y" * 200
+    outcomes = iter([("failed", 1.26, crash), ("failed", 3.0, long), ("passed", 0.04, "")])
+    monkeypatch.setattr(fuzz, "NOTEBOOKS", notebook.parent)
+    monkeypatch.setattr(fuzz, "load_preset", lambda name: {})
+    monkeypatch.setattr(fuzz, "draw_set", lambda nb, base, rng: {"SIDE": 4, "KIND": "b"})
+    monkeypatch.setattr(fuzz, "run_notebook", lambda source, *a, **k: Row(
+        source.name, "fuzz", *next(outcomes)))
+    out = tmp_path / "r"
+    assert fuzz.main(["42", "--sets", "3", "--retries", "0", "--out", str(out)]) == 1
+    cut = "42_demo.ipynb: cell 5 ('print(SIDE)'): ValueError: loss \\| accuracy "
+    cut += "y" * (200 - len(cut))
+    command = "cd notebooks && papermill 42_demo.ipynb out.ipynb -p SIDE '4' -p KIND b"
+    assert (out / "report.md").read_text() == f"""# Parameter fuzzing (seed 0, 3 sets per notebook)
+
+| notebook | set | outcome | s | parameters | error |
+|---|---|---|---|---|---|
+| 42_demo.ipynb | 0 | failed | 1.3 | `{{"SIDE": 4, "KIND": "b"}}` | {crash} |
+| 42_demo.ipynb | 1 | failed | 3.0 | `{{"SIDE": 4, "KIND": "b"}}` | {cut} |
+| 42_demo.ipynb | 2 | passed | 0.0 | `{{"SIDE": 4, "KIND": "b"}}` |  |
+
+## To reproduce
+
+    {command}
+    {command}
+"""
+    assert capsys.readouterr().out == f"""\
+42_demo.ipynb set 0: failed (1 s) {{'SIDE': 4, 'KIND': 'b'}}
+    {crash}
+42_demo.ipynb set 1: failed (3 s) {{'SIDE': 4, 'KIND': 'b'}}
+    {long}
+42_demo.ipynb set 2: passed (0 s) {{'SIDE': 4, 'KIND': 'b'}}
+3 runs: 2 failed or timed out; report: {out / 'report.md'}
+"""
