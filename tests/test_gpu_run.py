@@ -210,3 +210,50 @@ def test_nvidia_smi_gives_the_log_and_the_topology(tmp_path: Path,
         proc.wait(timeout=10)
     assert args == [f"--query-gpu={gpu_run.GPU_LOG_FIELDS}", "--format=csv", "-lms", "250",
                     "-f", str(tmp_path / "log.csv")]
+
+
+_MACHINE = {"device": "cuda:0", "device_name": "NVIDIA Test GPU", "date": "2026-11-29",
+            "torch": "2.13.0", "cuda": "12.8", "driver": "570.10", "cpu": "Test CPU",
+            "cpu_threads": 8, "python": "3.11.7", "gpu_count": 2, "topology": "GPU0 X NV4"}
+
+
+@pytest.fixture()
+def stand_ins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[tuple]:
+    """The machine and each notebook's process stood in: a 'notebook' copies itself to its
+    executed path, and one run with SAVE_RESULTS records a headline figure as a notebook
+    does. Returns the runs asked for: (name, executed path, parameters, environment,
+    notebook time limit, cell time limit)."""
+    from course_utils import save_results
+
+    runs: list[tuple] = []
+
+    def run_notebook(source, executed, params, env, timeout, cell_timeout):
+        runs.append((source.name, executed, params, env, timeout, cell_timeout))
+        executed.parent.mkdir(parents=True, exist_ok=True)
+        executed.write_bytes(source.read_bytes())
+        if params.get("SAVE_RESULTS"):
+            save_results("headline", {"matmul_fp32_TFLOPs": 51.2}, merge=True,
+                         device_name="NVIDIA Test GPU", folder=env["COURSE_RESULTS_DIR"])
+        return gpu_run.Row(source.name, "", "passed", 2.04)
+
+    monkeypatch.setattr(gpu_run, "machine", lambda device: dict(_MACHINE))
+    monkeypatch.setattr(gpu_run, "run_notebook", run_notebook)
+    monkeypatch.setattr(gpu_run, "start_gpu_log", lambda path: None)
+    monkeypatch.setenv("COURSE_COMMIT", "abc1234")
+    return runs
+
+
+def test_a_preset_given_as_a_json_file_anywhere_runs(tmp_path: Path, stand_ins: list) -> None:
+    """--presets /some/where/small.json: its runs go to executed/small/ (the file's path used to
+    be joined to the run's folder: an absolute one replaced it, and the run crashed)."""
+    preset = tmp_path / "elsewhere" / "small.json"
+    preset.parent.mkdir()
+    preset.write_text(json.dumps({"02_peak.ipynb": {"N": 3}}))
+    source = _notebook(tmp_path / "02_peak.ipynb", "x = 1")
+    out = tmp_path / "run"
+    assert gpu_run.main([str(source), "--presets", str(preset), "--out", str(out),
+                         "--no-tests"]) == 0
+    (run,) = stand_ins
+    assert run[:3] == ("02_peak.ipynb", out / "executed" / "small" / "02_peak.ipynb",
+                       {"DEVICE": None, "N": 3, "SAVE_RESULTS": True})
+    assert (out / "results" / "nvidia-test-gpu" / "02_peak.ipynb").is_file()  # beside it

@@ -377,6 +377,9 @@ def main(argv: list[str] | None = None) -> int:
 
         atexit.register(gpu_log.terminate)  # however the run ends
 
+    def executed(preset: str) -> Path:  # a JSON file's preset by its name, wherever it is
+        return out / "executed" / (Path(preset).stem if preset.endswith(".json") else preset)
+
     def left() -> float:  # seconds before the deadline
         return float("inf") if args.deadline is None else args.deadline - (time.perf_counter() - started)
 
@@ -397,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
                           f"the run's deadline ({args.deadline:.0f} s) came first")
             else:
                 begun = time.time()
-                row = run_notebook(source.resolve(), out / "executed" / name / source.name,
+                row = run_notebook(source.resolve(), executed(name) / source.name,
                                    params, env, min(args.timeout, left()), args.cell_timeout)
                 row.preset, row.started = name, begun
             rows.append(row)
@@ -436,7 +439,7 @@ def main(argv: list[str] | None = None) -> int:
         # GPU cell showed, for readers without one (course_utils.show_recorded).
         shown = out / "results" / recording.stem
         shown.mkdir(exist_ok=True)
-        for path in sorted((out / "executed" / names[-1]).glob("*.ipynb")):
+        for path in sorted(executed(names[-1]).glob("*.ipynb")):
             shutil.copy2(path, shown / path.name)
     elif len(list((out / "results").glob("*.json"))) > 1:
         print(f"warning: several recordings in {out / 'results'}; expected one")
