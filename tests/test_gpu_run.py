@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -257,3 +258,113 @@ def test_a_preset_given_as_a_json_file_anywhere_runs(tmp_path: Path, stand_ins: 
     assert run[:3] == ("02_peak.ipynb", out / "executed" / "small" / "02_peak.ipynb",
                        {"DEVICE": None, "N": 3, "SAVE_RESULTS": True})
     assert (out / "results" / "nvidia-test-gpu" / "02_peak.ipynb").is_file()  # beside it
+
+
+def test_a_recording_run_from_presets_to_exit_status(
+        tmp_path: Path, stand_ins: list, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The whole command with the notebooks, the machine, nvidia-smi and the GPU tests stood in:
+    each preset in order with DEVICE, the last one's SAVE_RESULTS where the notebook takes it,
+    the cleaned environment; the recording completed with the machine, the code, each run's
+    time and the clocks per notebook; the recording preset's executed notebooks beside it; the
+    folder named after the device by default; the GPU tests' verdict in the exit status."""
+    peak = _notebook(tmp_path / "02_peak.ipynb", "x = 1")
+    plain = nbformat.v4.new_notebook()  # no SAVE_RESULTS parameter: never set
+    plain.cells = [nbformat.v4.new_code_cell("y = 2")]
+    nbformat.write(plain, tmp_path / "05_plain.ipynb")
+    notebooks = [peak, tmp_path / "05_plain.ipynb"]
+    preset = tmp_path / "small.json"
+    preset.write_text(json.dumps({"02_peak.ipynb": {"N": 3}}))
+    monkeypatch.setattr(gpu_run, "ROOT", tmp_path)  # the default folder: build/gpu-run/ there
+    monkeypatch.setenv("CUDA_LAUNCH_BLOCKING", "1")
+    import datetime
+    import time
+
+    class Clock:  # a simulated clock: each notebook's run takes 10 s of it
+        now = 1_790_000_000.0
+
+        def time(self) -> float:
+            return self.now
+
+        perf_counter = time
+
+    clock = Clock()
+    clock.strftime = time.strftime  # the folder's date: the real one
+    monkeypatch.setattr(gpu_run, "time", clock)
+
+    class GpuLog:  # nvidia-smi: one sample inside each notebook's run, stopped at the end
+        stops: list[str] = []
+
+        def __init__(self, path: Path) -> None:
+            self.path = path
+            path.write_text("timestamp, index, clocks.sm, clocks.mem, power.draw, temperature, "
+                            "utilization, reasons\n")
+
+        def sample(self) -> None:
+            when = datetime.datetime.fromtimestamp(clock.now + 1.0)
+            with self.path.open("a") as f:
+                f.write(f"{when:%Y/%m/%d %H:%M:%S.%f}, 0, 1980 MHz, 2619 MHz, 650.0 W, 50, "
+                        "100 %, 0x0000000000000000\n")
+
+        def terminate(self) -> None:
+            self.stops.append("terminate")
+
+        def wait(self, timeout: float) -> None:
+            self.stops.append(f"wait {timeout}")
+
+    logs: list[GpuLog] = []
+    monkeypatch.setattr(gpu_run, "start_gpu_log", lambda path: logs.append(GpuLog(path))
+                        or logs[-1])
+    run_notebook = gpu_run.run_notebook
+
+    def sampled_run(*args):
+        logs[0].sample()
+        clock.now += 10
+        return run_notebook(*args)
+
+    monkeypatch.setattr(gpu_run, "run_notebook", sampled_run)
+    tested = []
+    monkeypatch.setattr(gpu_run, "run_gpu_tests", lambda log, env, timeout: tested.append(
+        (log, env, timeout)) or ("passed", "3 passed in 1.00s"))
+    assert gpu_run.main([*map(str, notebooks), "--presets", f"defaults,{preset}",
+                         "--device", "cuda:0", "--timeout", "50", "--cell-timeout", "7"]) == 0
+    (out,) = (tmp_path / "build" / "gpu-run").iterdir()
+    assert re.fullmatch(r"nvidia-test-gpu-20\d{6}-\d{4}", out.name)
+    results = out / "results"
+    assert [(name, path.relative_to(out), params, timeout, cell)
+            for name, path, params, _, timeout, cell in stand_ins] == [
+        ("02_peak.ipynb", Path("executed/defaults/02_peak.ipynb"), {"DEVICE": "cuda:0"}, 50, 7),
+        ("05_plain.ipynb", Path("executed/defaults/05_plain.ipynb"), {"DEVICE": "cuda:0"}, 50, 7),
+        ("02_peak.ipynb", Path("executed/small/02_peak.ipynb"),
+         {"DEVICE": "cuda:0", "N": 3, "SAVE_RESULTS": True}, 50, 7),
+        ("05_plain.ipynb", Path("executed/small/05_plain.ipynb"), {"DEVICE": "cuda:0"}, 50, 7)]
+    for env in [run[3] for run in stand_ins] + [tested[0][1]]:
+        assert "CUDA_LAUNCH_BLOCKING" not in env and env["COURSE_RESULTS_DIR"] == str(results)
+        assert env["JUPYTER_PREFER_ENV_PATH"] == env["PYTHONUNBUFFERED"] == "1"
+    assert tested[0][0] == out / "gpu-tests.log" and tested[0][2] == gpu_run.TESTS_TIMEOUT
+    assert GpuLog.stops == ["terminate", "wait 10"]
+    data = json.loads((results / "nvidia-test-gpu.json").read_text())
+    assert data["machine"] == {k: _MACHINE[k] for k in (
+        "driver", "cpu", "cpu_threads", "python", "gpu_count", "topology")}
+    assert data["course"] == {"commit": "abc1234",
+                              "notebooks": {p.name: code_hashes(p) for p in notebooks}}
+    runs = [f"{p.name} ({name})" for name in ("defaults", str(preset)) for p in notebooks]
+    assert data["run_seconds"] == {run: 2.0 for run in runs}
+    assert data["gpu_log"] == {run: {"samples": 1, "sm_clock_MHz": [1980.0] * 3,
+                                     "power_max_W": 650.0, "reasons": []} for run in runs}
+    assert data["headline"] == {"matmul_fp32_TFLOPs": 51.2}
+    assert sorted(p.name for p in (results / "nvidia-test-gpu").iterdir()) == [
+        "02_peak.ipynb", "05_plain.ipynb"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["gpu_tests"] == {"status": "passed", "summary": "3 passed in 1.00s"}
+    assert summary["recording"] == "results/nvidia-test-gpu.json"
+    said = capsys.readouterr().out.splitlines()
+    assert said[:3] == [
+        "cleared CUDA_LAUNCH_BLOCKING: they change CUDA's behaviour under the notebooks",
+        f"Recording the course on NVIDIA Test GPU (cuda:0) into {out}",
+        "  defaults  02_peak.ipynb ... passed in 2 s"]
+    assert "  GPU tests (pytest -m gpu) ... passed: 3 passed in 1.00s" in said
+    assert "| matmul_fp32_TFLOPs | 51.2 |" in said
+    assert said[-1] == f"4 of 4 notebook runs passed; GPU tests passed; the folder: {out}"
+    monkeypatch.setattr(gpu_run, "run_gpu_tests", lambda log, env, timeout: ("failed", "1 failed"))
+    assert gpu_run.main([str(peak), "--presets", "defaults", "--out", str(tmp_path / "b")]) == 1
