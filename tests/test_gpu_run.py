@@ -368,3 +368,111 @@ def test_a_recording_run_from_presets_to_exit_status(
     assert said[-1] == f"4 of 4 notebook runs passed; GPU tests passed; the folder: {out}"
     monkeypatch.setattr(gpu_run, "run_gpu_tests", lambda log, env, timeout: ("failed", "1 failed"))
     assert gpu_run.main([str(peak), "--presets", "defaults", "--out", str(tmp_path / "b")]) == 1
+
+
+def test_the_gpu_tests_verdict_summary_and_log(tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """run_gpu_tests runs `pytest -m gpu` on tests/ in the checkout (pytest stood in): the
+    verdict is its exit status, the summary its last line without the rule around it, the log
+    its whole output; a run past the time limit is stopped and says so."""
+    answers, asked = [], []
+
+    def fake_run(cmd, **kwargs):
+        asked.append((cmd, kwargs))
+        code, out, err = answers.pop(0)
+        if code is None:
+            raise subprocess.TimeoutExpired(cmd, kwargs["timeout"])
+        return subprocess.CompletedProcess(cmd, code, out, err)
+
+    monkeypatch.setattr(gpu_run.subprocess, "run", fake_run)
+    log, env = tmp_path / "gpu-tests.log", {"PATH": "/bin"}
+    answers.append((0, "..s\n\n===== 3 passed, 1 skipped in 2.00s =====\n\n", "a warning\n"))
+    assert gpu_run.run_gpu_tests(log, env, 30) == ("passed", "3 passed, 1 skipped in 2.00s")
+    command = [sys.executable, "-m", "pytest", "-m", "gpu", "-n", "0", "-p", "no:cacheprovider",
+               "-q", "tests"]
+    assert asked == [(command, {"cwd": gpu_run.ROOT, "env": env, "capture_output": True,
+                                "text": True, "timeout": 30})]
+    assert log.read_text() == "..s\n\n===== 3 passed, 1 skipped in 2.00s =====\n\na warning\n"
+    answers.append((1, "F\n=== 1 failed in 1.00s ===\n", ""))
+    assert gpu_run.run_gpu_tests(log, env, 30) == ("failed", "1 failed in 1.00s")
+    answers.append((4, "", "no tests folder\n"))
+    assert gpu_run.run_gpu_tests(log, env, 30) == ("failed", "no output")
+    answers.append((None, "", ""))
+    assert gpu_run.run_gpu_tests(log, env, 12.4) == ("timed out", "longer than 12 s")
+    assert log.read_text() == " ".join(command) + "\nran longer than 12 s and was stopped\n"
+
+
+def test_the_course_commit_from_the_environment_or_git(monkeypatch: pytest.MonkeyPatch) -> None:
+    """$COURSE_COMMIT wins; else `git rev-parse HEAD` in the checkout (git stood in), and None
+    where git fails, is missing, hangs or prints nothing."""
+    answers, asked = [], []
+
+    def fake_git(cmd, **kwargs):
+        asked.append((cmd, kwargs))
+        answer = answers.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        return subprocess.CompletedProcess(cmd, answer[0], answer[1], "")
+
+    monkeypatch.setattr(gpu_run.subprocess, "run", fake_git)
+    monkeypatch.setenv("COURSE_COMMIT", "feedbee")
+    assert gpu_run.course_commit() == "feedbee" and asked == []
+    monkeypatch.setenv("COURSE_COMMIT", "")  # set but empty: git's answer
+    answers.append((0, "0123abcd\n"))
+    assert gpu_run.course_commit() == "0123abcd"
+    assert asked == [(["git", "rev-parse", "HEAD"], {"cwd": gpu_run.ROOT, "capture_output": True,
+                                                     "text": True, "timeout": 10})]
+    monkeypatch.delenv("COURSE_COMMIT")
+    answers.extend([(128, "HEAD\n"), (0, "\n"), OSError("no git"),
+                    subprocess.TimeoutExpired("git", 10)])
+    assert [gpu_run.course_commit() for _ in range(4)] == [None] * 4
+
+
+def test_the_machine_block_names_the_device_software_driver_and_cpu(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """machine() takes the device and CPU from device_report, the driver from nvidia-smi's
+    first GPU (None without one) and the rest from torch and Python (all stood in or real)."""
+    import platform
+    import types
+
+    import course_utils
+    import torch
+    from course_utils import gpu_check
+
+    asked = []
+    monkeypatch.setattr(course_utils, "device_report", lambda device: asked.append(device) or {
+        "device": "cuda:1", "device_name": "Test GPU", "cpu_model": "Test CPU"})
+    gpus = [types.SimpleNamespace(driver="570.10"), types.SimpleNamespace(driver="1.0")]
+    monkeypatch.setattr(gpu_check, "probe_gpu", lambda: types.SimpleNamespace(nvidia_gpus=gpus))
+    monkeypatch.setattr(gpu_run, "gpu_topology", lambda: "GPU0 X")
+    meta = gpu_run.machine("cuda:1")
+    assert asked == ["cuda:1"]
+    assert re.fullmatch(r"20\d\d-[01]\d-[0-3]\d", meta.pop("date"))
+    assert meta == {"device": "cuda:1", "device_name": "Test GPU", "torch": torch.__version__,
+                    "cuda": torch.version.cuda, "driver": "570.10", "cpu": "Test CPU",
+                    "cpu_threads": torch.get_num_threads(), "python": platform.python_version(),
+                    "gpu_count": torch.cuda.device_count(), "topology": "GPU0 X"}
+    gpus = None  # nvidia-smi missing
+    monkeypatch.setattr(gpu_check, "probe_gpu", lambda: types.SimpleNamespace(nvidia_gpus=gpus))
+    assert gpu_run.machine(None)["driver"] is None
+
+
+def test_the_command_refuses_what_it_cannot_run(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A notebook that is not a file, presets that name none, an unknown preset and a preset
+    file that is not a JSON object each stop the command before anything runs."""
+    source = _notebook(tmp_path / "02_x.ipynb", "x = 1")
+    for argv, message in (
+            ([str(tmp_path / "09_gone.ipynb")], "09_gone.ipynb is not a notebook file"),
+            ([str(source), "--presets", " , "], "--presets names no preset")):
+        with pytest.raises(SystemExit) as stopped:
+            gpu_run.main(argv)
+        assert stopped.value.code == 2 and message in capsys.readouterr().err
+    listed = tmp_path / "listed.json"
+    listed.write_text("[1, 2]")
+    with pytest.raises(SystemExit, match=r"listed\.json must hold a JSON object: notebook file "
+                                         r"name -> parameters$"):
+        gpu_run.load_preset(str(listed))
+    with pytest.raises(SystemExit, match=r"^no preset '.*gone\.json': name one of defaults, .*, "
+                                         r"or a JSON file's path$"):
+        gpu_run.load_preset(str(tmp_path / "gone.json"))
