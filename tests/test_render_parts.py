@@ -44,13 +44,24 @@ def test_vendor_assets_copies_each_pinned_part_once(tmp_path: Path) -> None:
     assert not (vendor / "mathjax" / "README.md").exists()
     assert (vendor / "mathjax" / "sub" / "a.js").exists()
     (vendor / "require.js").write_text("kept")  # a second build keeps what is there
+    (vendor / "jquery.min.js").unlink()  # and brings back what is missing
     render.vendor_assets(tmp_path / "build", modules)
     assert (vendor / "require.js").read_text() == "kept"
+    assert (vendor / "jquery.min.js").read_text() == "// jquery"
 
 
-def test_vendor_assets_says_what_to_install(tmp_path: Path) -> None:
-    with pytest.raises(FileNotFoundError, match="npm ci --ignore-scripts"):
-        render.vendor_assets(tmp_path / "build", tmp_path / "absent")
+def test_vendor_assets_says_what_to_install(tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without node_modules/ in the checkout the error says what to run, and where; a part
+    missing from it says to reinstall."""
+    monkeypatch.setattr(render, "ROOT", tmp_path / "course")  # its node_modules/ by default
+    with pytest.raises(FileNotFoundError) as err:
+        render.vendor_assets(tmp_path / "build")
+    assert str(err.value) == (
+        f"{tmp_path / 'course' / 'node_modules'} is missing: run `npm ci --ignore-scripts` in "
+        f"{tmp_path / 'course'} (make course does this) to install the pinned slide assets.")
+    _node_modules(tmp_path / "course" / "node_modules")
+    assert (render.vendor_assets(tmp_path / "build") / "require.js").read_text() == "// requirejs"
     modules = _node_modules(tmp_path / "node_modules")
     (modules / "jquery" / "dist" / "jquery.min.js").unlink()
     with pytest.raises(FileNotFoundError, match=r"jquery\.min\.js is missing"):
@@ -169,7 +180,8 @@ def test_slide_fit_runs_chromium_on_a_probe_of_the_deck_then_removes_it(
     assert args[:7] == ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                         "--disable-background-networking", "--allow-file-access-from-files",
                         "--window-size=1280,800"]
-    assert args[7].startswith("--user-data-dir=") and "slide_fit_" in args[7]
+    assert args[7].startswith("--user-data-dir=")  # a fresh profile, in a temporary folder
+    assert Path(args[7].split("=", 1)[1]).name.startswith("slide_fit_")
     assert args[8:] == ["--virtual-time-budget=20000", "--dump-dom", probe.resolve().as_uri()]
     assert (tmp_path / "chromium.page").read_text() == (
         "<html><body><p>an inner </html> in the text</p></body>" + render.SLIDE_FIT_JS
@@ -182,18 +194,23 @@ def test_the_report_names_each_slide_and_why(monkeypatch: pytest.MonkeyPatch,
                                              capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setattr(render, "find_chromium", lambda: None)
     assert render.report_slide_fit([Path("a.slides.html")]) == {}
-    assert "not checked: no Chromium here" in capsys.readouterr().out
-    misfit = {"a.slides.html": [{"slide": 2, "height": 900, "wide_blocks": 1, "text": "Tall"},
-                                {"slide": 4, "height": 800, "wide_blocks": 2, "text": "Wide"}],
+    assert capsys.readouterr().out == (
+        "Slide sizes not checked: no Chromium here (make browser installs it).\n")
+    misfit = {"a.slides.html": [{"slide": 2, "height": 900, "wide_blocks": 1, "text": "Both"},
+                                {"slide": 4, "height": 800, "wide_blocks": 2, "text": "Wide"},
+                                {"slide": 6, "height": 820, "wide_blocks": 0, "text": "Tall"}],
               "b.slides.html": []}
     monkeypatch.setattr(render, "find_chromium", lambda: "/bin/chromium")
-    monkeypatch.setattr(render, "slide_fit", lambda deck, chromium: misfit[deck.name])
+    monkeypatch.setattr(render, "slide_fit", lambda deck, chromium: misfit[deck.name]
+                        if chromium == "/bin/chromium" else None)  # the browser found is used
     decks = [Path("a.slides.html"), Path("b.slides.html")]
     assert render.report_slide_fit(decks) == misfit
     out = capsys.readouterr().out.splitlines()
-    assert out == ["  a.slides.html, slide 3: 900 px tall, 1 block(s) wider than the slide ('Tall')",
+    assert out == ["  a.slides.html, slide 3: 900 px tall, 1 block(s) wider than the slide "
+                   "('Both')",
                    "  a.slides.html, slide 5: 2 block(s) wider than the slide ('Wide')",
-                   "Slides at 1280x800: 2 do not fit (reveal.js scrolls them)."]
+                   "  a.slides.html, slide 7: 820 px tall ('Tall')",
+                   "Slides at 1280x800: 3 do not fit (reveal.js scrolls them)."]
     monkeypatch.setattr(render, "slide_fit", lambda deck, chromium: [])
     render.report_slide_fit(decks)
     assert capsys.readouterr().out == "Slides at 1280x800: all fit.\n"
@@ -412,7 +429,7 @@ def test_render_course_links_the_recorded_run_and_shows_a_bar(
                         exported.append(banner) or real_export(executed, page, slides,
                                                                vendor_url, banner))
     source = _executed(tmp_path / "05_x.ipynb", injected=False)
-    (done,) = render.render_course([source], build, progress=True)
+    (done,) = render.render_course([source], build)  # a progress bar unless told otherwise
     assert asked == [("05_x.ipynb", build)] and done.recorded == recorded
     assert exported == ["**What did this notebook show on a GPU?** [Its recorded run]"
                         "(recorded/gpu-one/05_x.html), recorded on GPU &lt;One&gt;."]
@@ -460,3 +477,14 @@ def test_render_course_executes_exports_and_indexes_each_notebook(
     assert len(render.render_course(sources[:1], build, progress=False)) == 1 and len(fitted) == 2
     with pytest.raises(ValueError, match="^no notebooks to render$"):
         render.render_course([], build)
+
+
+def test_render_recorded_reads_the_course_s_recordings_by_default(tmp_path: Path) -> None:
+    """Without a results folder, render_recorded pages the recording the course ships in
+    data/results/ (the H200's, which has notebook 00)."""
+    source = REPO / "notebooks" / "00_check_your_setup.ipynb"
+    assert (REPO / "data" / "results" / "nvidia-h200" / source.name).is_file()
+    page, label = render.render_recorded(source, tmp_path / "build")
+    assert page == (tmp_path / "build" / "html" / "recorded" / "nvidia-h200"
+                    / f"{source.stem}.html")
+    assert label.startswith("recorded on NVIDIA H200") and page.is_file()
