@@ -476,3 +476,80 @@ def test_the_command_refuses_what_it_cannot_run(
     with pytest.raises(SystemExit, match=r"^no preset '.*gone\.json': name one of defaults, .*, "
                                          r"or a JSON file's path$"):
         gpu_run.load_preset(str(tmp_path / "gone.json"))
+
+
+def test_the_summary_a_reader_gets(tmp_path: Path) -> None:
+    """summary.md as a reader sees it (the machine, the cleared variables, one row per run with
+    a '|' in an error kept from splitting the table, the GPU tests, the headline and what it
+    lacks), and summary.json with the same facts; without a recording, one line says so."""
+    (tmp_path / "results").mkdir()
+    recording = tmp_path / "results" / "gpu-one.json"
+    recording.write_text(json.dumps({"headline": {
+        "h2d_pinned_GBps": 50.5, "h2d_pageable_GBps": 20, "d2h_pinned_GBps": 49,
+        "d2d_GBps": None, "matmul_fp32_TFLOPs": 51.2, "matmul_fp16_TFLOPs": 700,
+        "shi_ms_per_batch": {"mlp": 1.5}, "peaks_mlp_epoch_ms_eager": 30,
+        "peaks_mlp_epoch_ms_fast": 10, "peaks_mlp_speedup_vs_cpu_40000": 80}}))
+    meta = {**_MACHINE, "cuda": None, "driver": None}
+    rows = [gpu_run.Row("02_x.ipynb", "gpu", "passed", 61.6),
+            gpu_run.Row("08_y.ipynb", "gpu", "failed", 2.4, "cell 3 ('a | b'): ValueError: no")]
+    text = gpu_run.write_summary(tmp_path, meta, rows, ("failed", "1 failed in 9s"), recording,
+                                 ["CUDA_LAUNCH_BLOCKING", "PYTORCH_NO_CUDA_MEMORY_CACHING"])
+    assert text == (tmp_path / "summary.md").read_text()
+    assert text.splitlines() == [
+        "# Course run on NVIDIA Test GPU", "",
+        "2026-11-29: device cuda:0, torch 2.13.0, CUDA -, driver -, CPU Test CPU (8 threads), "
+        "Python 3.11.7.", "",
+        "Cleared before the run (they change CUDA's behaviour): CUDA_LAUNCH_BLOCKING, "
+        "PYTORCH_NO_CUDA_MEMORY_CACHING.", "",
+        "| notebook | preset | result | wall time | error |", "|---|---|---|---|---|",
+        "| 02_x.ipynb | gpu | passed | 62 s |  |",
+        "| 08_y.ipynb | gpu | failed | 2 s | cell 3 ('a / b'): ValueError: no |", "",
+        "GPU tests (`pytest -m gpu`): failed (1 failed in 9s).", "",
+        "Recording: results/gpu-one.json", "", "| headline | value |", "|---|---|",
+        "| h2d_pinned_GBps | 50.5 |", "| h2d_pageable_GBps | 20 |", "| d2h_pinned_GBps | 49 |",
+        "| d2d_GBps | null |", "| matmul_fp32_TFLOPs | 51.2 |", "| matmul_fp16_TFLOPs | 700 |",
+        '| shi_ms_per_batch | {"mlp": 1.5} |', "| peaks_mlp_epoch_ms_eager | 30 |",
+        "| peaks_mlp_epoch_ms_fast | 10 |", "| peaks_mlp_speedup_vs_cpu_40000 | 80 |", "",
+        "Missing from the headline: d2d_GBps (notebook 04); crossover_samples (notebook 08)"]
+    data = json.loads((tmp_path / "summary.json").read_text())
+    assert data == {**meta, "cleared_variables": ["CUDA_LAUNCH_BLOCKING",
+                                                  "PYTORCH_NO_CUDA_MEMORY_CACHING"],
+                    "runs": [{"notebook": "02_x.ipynb", "preset": "gpu", "status": "passed",
+                              "seconds": 61.6, "error": "", "started": 0.0},
+                             {"notebook": "08_y.ipynb", "preset": "gpu", "status": "failed",
+                              "seconds": 2.4, "error": "cell 3 ('a | b'): ValueError: no",
+                              "started": 0.0}],
+                    "gpu_tests": {"status": "failed", "summary": "1 failed in 9s"},
+                    "recording": "results/gpu-one.json",
+                    "headline": json.loads(recording.read_text())["headline"],
+                    "headline_missing": ["d2d_GBps (notebook 04)",
+                                         "crossover_samples (notebook 08)"]}
+    text = gpu_run.write_summary(tmp_path, _MACHINE, [], ("not run", "--no-tests"), None)
+    assert "Cleared before the run (they change CUDA's behaviour): none was set." in text
+    assert "CUDA 12.8, driver 570.10," in text
+    assert text.endswith("GPU tests (`pytest -m gpu`): not run (--no-tests).\n\n"
+                         "No recording was written (no notebook saved results).\n")
+    data = json.loads((tmp_path / "summary.json").read_text())
+    assert (data["recording"], data["headline"], data["cleared_variables"]) == (None, {}, [])
+    assert len(data["headline_missing"]) == len(gpu_run.HEADLINE)  # all of it
+
+
+def test_two_recordings_are_left_as_they_are_with_a_warning(
+        tmp_path: Path, stand_ins: list, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Notebooks that recorded under two device names: neither is completed nor named the
+    recording, and the run says so."""
+    run_notebook = gpu_run.run_notebook
+
+    def two_devices(source, executed, params, env, *rest):
+        (Path(env["COURSE_RESULTS_DIR"]) / "other-gpu.json").write_text('{"device": "Other"}')
+        return run_notebook(source, executed, params, env, *rest)
+
+    monkeypatch.setattr(gpu_run, "run_notebook", two_devices)
+    out = tmp_path / "run"
+    assert gpu_run.main([str(_notebook(tmp_path / "02_x.ipynb", "x = 1")), "--presets",
+                         "defaults", "--out", str(out), "--no-tests"]) == 0
+    assert f"warning: several recordings in {out / 'results'}; expected one" in (
+        capsys.readouterr().out.splitlines())
+    assert json.loads((out / "summary.json").read_text())["recording"] is None
+    assert "machine" not in json.loads((out / "results" / "nvidia-test-gpu.json").read_text())
