@@ -16,6 +16,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import nbformat
@@ -553,3 +554,78 @@ def test_two_recordings_are_left_as_they_are_with_a_warning(
         capsys.readouterr().out.splitlines())
     assert json.loads((out / "summary.json").read_text())["recording"] is None
     assert "machine" not in json.loads((out / "results" / "nvidia-test-gpu.json").read_text())
+
+
+# A stand-in for the notebook's own process (gpu_run._CHILD): what it does is the source's
+# text, so each outcome a notebook run can have comes in a fraction of a second.
+_STAND_IN_CHILD = """
+import json, os, subprocess, sys, time
+from pathlib import Path
+src, dst, status = map(Path, sys.argv[1:4])
+params, cell_timeout = json.loads(sys.argv[4]), int(sys.argv[5])
+mode = src.read_text()
+print("line one\\nline two", flush=True)
+if mode == "pass":
+    dst.write_text(json.dumps({"params": params, "cell_timeout": cell_timeout,
+                               "cwd": os.getcwd(), "mark": os.environ.get("MARK")}))
+    status.write_text(json.dumps({"status": "passed"}))
+elif mode == "fail":
+    status.write_text(json.dumps({"status": "failed", "error": "cell 2 ('x'): E: no"}))
+elif mode == "crash":
+    print("line three", flush=True)
+    print("Killed: out of memory", file=sys.stderr, flush=True)
+    sys.exit(137)
+else:  # hang, with a grandchild (as papermill's kernel is)
+    kid = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    dst.write_text(str(kid.pid))
+    time.sleep(60)
+"""
+
+
+def _gone(pid: int) -> bool:
+    """The process has ended (a zombie left for a parent that never waits counts as ended)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] in "ZX"
+    except FileNotFoundError:
+        return True
+
+
+def test_run_notebook_reads_the_outcome_its_process_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """run_notebook hands the notebook's process its paths, parameters (JSON), cell limit,
+    environment and the checkout as its folder; reads back passed or failed; a process that
+    ends with no outcome (a stale one from before does not count) is failed with its output's
+    last three lines; one past the limit is killed with its kernel."""
+    monkeypatch.setattr(gpu_run, "_CHILD", _STAND_IN_CHILD)
+    env = {**os.environ, "MARK": "here"}
+
+    def run(mode: str, timeout: float = 60) -> tuple[gpu_run.Row, Path]:
+        source = tmp_path / f"0{len(mode)}_{mode}.ipynb"
+        source.write_text(mode)
+        executed = tmp_path / "out" / mode / source.name
+        row = gpu_run.run_notebook(source, executed, {"N": 3}, env, timeout, 7)
+        return row, executed
+
+    row, executed = run("pass")
+    assert (row.notebook, row.preset, row.status, row.error) == ("04_pass.ipynb", "", "passed", "")
+    assert 0 < row.seconds < 30
+    assert json.loads(executed.read_text()) == {"params": {"N": 3}, "cell_timeout": 7,
+                                                "cwd": str(gpu_run.ROOT), "mark": "here"}
+    assert not executed.with_suffix(".status.json").exists()  # read, then removed
+    row, _ = run("fail")
+    assert (row.status, row.error) == ("failed", "cell 2 ('x'): E: no")
+    (tmp_path / "out" / "crash").mkdir()
+    (tmp_path / "out" / "crash" / "05_crash.status.json").write_text('{"status": "passed"}')
+    row, _ = run("crash")
+    assert (row.status, row.error) == ("failed", "the run stopped with no result: line two | "
+                                                 "line three | Killed: out of memory")
+    row, executed = run("hang", timeout=3)
+    assert (row.status, row.error) == (
+        "timed out", "the whole notebook ran longer than 3 s and was stopped")
+    assert 3 <= row.seconds < 30
+    kernel = int(executed.read_text())
+    for _ in range(50):
+        if _gone(kernel):
+            break
+        time.sleep(0.1)
+    assert _gone(kernel), "the notebook's own children are stopped with it"
