@@ -629,3 +629,23 @@ def test_run_notebook_reads_the_outcome_its_process_writes(
             break
         time.sleep(0.1)
     assert _gone(kernel), "the notebook's own children are stopped with it"
+
+
+def test_no_topology_when_nvidia_smi_fails(tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """`nvidia-smi topo -m` run as such, and its answer dropped when it fails or hangs."""
+    answers, asked = [], []
+
+    def fake_run(cmd, **kwargs):
+        asked.append((cmd, kwargs))
+        answer = answers.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        return subprocess.CompletedProcess(cmd, answer, "GPU0 X\n", "")
+
+    monkeypatch.setattr(gpu_run.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(gpu_run.subprocess, "run", fake_run)
+    answers.extend([0, 9, OSError("busy"), subprocess.TimeoutExpired("nvidia-smi", 30)])
+    assert [gpu_run.gpu_topology() for _ in range(4)] == ["GPU0 X\n", None, None, None]
+    assert asked[0] == (["/usr/bin/nvidia-smi", "topo", "-m"],
+                        {"capture_output": True, "text": True, "timeout": 30})
