@@ -185,17 +185,30 @@ def test_the_gpu_log_is_summarised_per_notebook(tmp_path: Path) -> None:
     assert gpu_run.gpu_log_summary(log, rows) == {"02_x.ipynb (gpu)": {
         "samples": 3, "sm_clock_MHz": [1755.0, 1830.0, 1980.0], "power_max_W": 699.0,
         "reasons": ["0x0000000000000004"]}}
+    # A sample at a run's first or last instant is the run's (seconds 1 and 3 here).
+    edges = [gpu_run.Row("04_z.ipynb", "gpu", "passed", 2.0, started=t0.timestamp() + 1)]
+    assert gpu_run.gpu_log_summary(log, edges)["04_z.ipynb (gpu)"]["samples"] == 3
+    # A byte that is not UTF-8 (a field the summary does not read) does not stop it; a driver
+    # that logs no throttle reasons gives none.
+    log.write_bytes(log.read_bytes().replace(b"50, 100 %", b"50, \xff %"))
+    assert gpu_run.gpu_log_summary(log, rows)["02_x.ipynb (gpu)"]["samples"] == 3
+    log.write_text("\n".join(line.rsplit(",", 1)[0] for line in lines) + "\n")
+    assert gpu_run.gpu_log_summary(log, rows)["02_x.ipynb (gpu)"]["reasons"] == []
 
 
 def test_nvidia_smi_gives_the_log_and_the_topology(tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+                                                   monkeypatch: pytest.MonkeyPatch,
+                                                   capfd: pytest.CaptureFixture[str]) -> None:
+    """nvidia-smi logs every half second unless told (its own output kept off the console)
+    into the file given; `topo -m` gives the topology; neither without nvidia-smi."""
     monkeypatch.setenv("PATH", str(tmp_path))  # no nvidia-smi on it yet
     assert gpu_run.start_gpu_log(tmp_path / "none.csv") is None
     assert gpu_run.gpu_topology() is None
     fake = tmp_path / "nvidia-smi"
     fake.write_text('#!/bin/sh\n[ "$1 $2" = "topo -m" ] && echo "GPU0 X NV4" && exit 0\n'
                     'for a; do [ "$prev" = "-f" ] && out=$a; prev=$a; done\n'
-                    'echo "$@" > "$out"\nexec /bin/sleep 60\n')
+                    'echo "$@" > "$out"\necho chatter; echo more chatter >&2\n'
+                    'exec /bin/sleep 60\n')
     fake.chmod(0o755)
     assert gpu_run.gpu_topology() == "GPU0 X NV4\n"  # as the machine prints it
     proc = gpu_run.start_gpu_log(tmp_path / "log.csv", interval_ms=250)
@@ -203,8 +216,6 @@ def test_nvidia_smi_gives_the_log_and_the_topology(tmp_path: Path,
         for _ in range(100):
             if (tmp_path / "log.csv").is_file() and (tmp_path / "log.csv").read_text():
                 break
-            import time
-
             time.sleep(0.05)
         args = (tmp_path / "log.csv").read_text().split()
     finally:
@@ -212,6 +223,17 @@ def test_nvidia_smi_gives_the_log_and_the_topology(tmp_path: Path,
         proc.wait(timeout=10)
     assert args == [f"--query-gpu={gpu_run.GPU_LOG_FIELDS}", "--format=csv", "-lms", "250",
                     "-f", str(tmp_path / "log.csv")]
+    proc = gpu_run.start_gpu_log(tmp_path / "default.csv")
+    try:
+        for _ in range(100):
+            if (tmp_path / "default.csv").is_file() and (tmp_path / "default.csv").read_text():
+                break
+            time.sleep(0.05)
+        assert (tmp_path / "default.csv").read_text().split()[2:4] == ["-lms", "500"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    assert "chatter" not in "".join(capfd.readouterr())
 
 
 _MACHINE = {"device": "cuda:0", "device_name": "NVIDIA Test GPU", "date": "2026-11-29",
@@ -387,13 +409,15 @@ def test_the_gpu_tests_verdict_summary_and_log(tmp_path: Path,
 
     monkeypatch.setattr(gpu_run.subprocess, "run", fake_run)
     log, env = tmp_path / "gpu-tests.log", {"PATH": "/bin"}
-    answers.append((0, "..s\n\n===== 3 passed, 1 skipped in 2.00s =====\n\n", "a warning\n"))
+    answers.append((0, "..s\n\n== warnings summary ==\ntests/x.py: 1 warning\n\n"
+                       "===== 3 passed, 1 skipped in 2.00s =====\n\n", "a warning\n"))
     assert gpu_run.run_gpu_tests(log, env, 30) == ("passed", "3 passed, 1 skipped in 2.00s")
     command = [sys.executable, "-m", "pytest", "-m", "gpu", "-n", "0", "-p", "no:cacheprovider",
                "-q", "tests"]
     assert asked == [(command, {"cwd": gpu_run.ROOT, "env": env, "capture_output": True,
                                 "text": True, "timeout": 30})]
-    assert log.read_text() == "..s\n\n===== 3 passed, 1 skipped in 2.00s =====\n\na warning\n"
+    assert log.read_text() == ("..s\n\n== warnings summary ==\ntests/x.py: 1 warning\n\n"
+                               "===== 3 passed, 1 skipped in 2.00s =====\n\na warning\n")
     answers.append((1, "F\n=== 1 failed in 1.00s ===\n", ""))
     assert gpu_run.run_gpu_tests(log, env, 30) == ("failed", "1 failed in 1.00s")
     answers.append((4, "", "no tests folder\n"))
