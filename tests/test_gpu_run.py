@@ -549,6 +549,10 @@ def test_the_summary_a_reader_gets(tmp_path: Path) -> None:
                     "headline": json.loads(recording.read_text())["headline"],
                     "headline_missing": ["d2d_GBps (notebook 04)",
                                          "crossover_samples (notebook 08)"]}
+    full = {k.split("|")[0]: 1.0 for k in gpu_run.HEADLINE}
+    recording.write_text(json.dumps({"headline": full}))
+    text = gpu_run.write_summary(tmp_path, meta, rows, ("passed", "ok"), recording)
+    assert text.endswith("| crossover_samples | 1.0 |\n\nMissing from the headline: nothing\n")
     text = gpu_run.write_summary(tmp_path, _MACHINE, [], ("not run", "--no-tests"), None)
     assert "Cleared before the run (they change CUDA's behaviour): none was set." in text
     assert "CUDA 12.8, driver 570.10," in text
