@@ -177,7 +177,8 @@ def test_a_recording_from_several_gpus_comes_first_where_asked(
     assert recorded_cell("12", "cell-1", results, min_gpus=2) is None
     show_recorded("12", "cell-1", results, min_gpus=2)  # none from 2 GPUs: says so, then one
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("no recording from a machine with 2 or more GPUs yet")
+    assert out[0] == ("no recording from a machine with 2 or more GPUs yet (README.md, "
+                      "Contribute a recording); the newest from fewer GPUs:")
     assert out[1].startswith("--- recorded on GPU One (2026-06-01")
     _record(results, source, "GPU Eight", "2025-06-01", "aaaaaaa",
             {"gpu_count": 8, "topology": TOPO})  # older, but from eight GPUs
@@ -341,3 +342,197 @@ def test_code_hashes_against_hashlib_with_sources_stored_as_lines(tmp_path: Path
     assert got["cells"] == [hashlib.sha256(b"x = 1\ny = 2").hexdigest()[:16],
                             hashlib.sha256(b"z = 3").hexdigest()[:16]]
     assert got["sha256"] == hashlib.sha256(b"x = 1\ny = 2\0z = 3").hexdigest()
+
+
+def test_without_a_folder_the_shipped_recordings_and_the_readers_are_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """folder=None reads the course's own recordings and the reader's, newest first, and a
+    label compares the recording with the course's own copy of the notebook."""
+    import course_utils.recorded_runs as recorded_runs
+
+    package = tmp_path / "course"  # the course's files: data/ and notebooks/ side by side
+    monkeypatch.setattr(recorded_runs, "data_path",
+                        lambda *parts: (package / "data").joinpath(*parts))
+    monkeypatch.setenv("COURSE_RESULTS_DIR", str(tmp_path / "mine"))
+    (package / "notebooks").mkdir(parents=True)
+    source = _source(package / "notebooks" / "05_demo.ipynb", "a = 1", "print(a)")
+    shipped = package / "data" / "results"
+    _record(shipped, source, "GPU Shipped", "2026-01-02", "aaaaaaa")
+    _record(tmp_path / "mine", source, "GPU Mine", "2026-02-03", "bbbbbbb")
+    assert [run["device"] for _, run in recorded_notebooks("05")] == ["GPU Mine", "GPU Shipped"]
+    assert recorded_cell("05", "cell-1").label == (
+        "recorded on GPU Mine (2026-02-03, torch 2.11.0+cu130, course bbbbbbb), with WIDTH = 8; "
+        "the notebook's code is as recorded")
+    for folder in (shipped / "gpu-shipped", tmp_path / "mine" / "gpu-mine"):
+        (folder / "trace.json.gz").write_bytes(b"x")
+    assert [(path.parent.name, run["device"]) for path, run in recorded_files("trace.json.gz")] == [
+        ("gpu-mine", "GPU Mine"), ("gpu-shipped", "GPU Shipped")]
+
+
+def test_a_recording_without_a_date_comes_last(tmp_path: Path) -> None:
+    """recorded_notebooks: a recording that gives no date sorts after every dated one."""
+    source = _source(tmp_path / "05_demo.ipynb", "a = 1", "print(a)")
+    results = tmp_path / "results"
+    _record(results, source, "GPU Undated", "2026-09-09", "aaaaaaa")
+    _record(results, source, "GPU Dated", "2025-01-01", "bbbbbbb")
+    undated = results / "gpu-undated.json"
+    undated.write_text(json.dumps({k: v for k, v in json.loads(undated.read_text()).items()
+                                   if k != "date"}))
+    assert [run["device"] for _, run in recorded_notebooks("05", results)] == [
+        "GPU Dated", "GPU Undated"]
+
+
+def test_pair_link_names_each_pcie_path_and_needs_the_header() -> None:
+    """Every PCIe code of the legend is spelled out, a code it lacks (older drivers' SOC) sends
+    the reader to topo's legend, and rows without their header line give no link."""
+    topo = ("\tGPU0\tGPU1\tGPU2\tGPU3\tGPU4\n"
+            "GPU0\t X \tNODE\tPXB\tPIX\tSOC\n")
+    assert pair_link(topo, 0, 1) == "NODE: PCIe, through host bridges in one NUMA node"
+    assert pair_link(topo, 0, 2) == "PXB: PCIe, through several PCIe switches"
+    assert pair_link(topo, 0, 3) == "PIX: PCIe, through one PCIe switch"
+    assert pair_link(topo, 0, 4) == "SOC: see topo's legend"
+    assert pair_link("GPU1\tNV4\t X \n", 1, 0) is None  # the header line cut off
+
+
+def _raw(path: Path, *cells: dict) -> Path:
+    """A notebook written by hand or by an older tool: no cell ids, no metadata, sources and
+    texts as one string each."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"cells": list(cells), "metadata": {}, "nbformat": 4,
+                                "nbformat_minor": 4}), encoding="utf-8")
+    return path
+
+
+def test_cells_without_ids_are_compared_by_position(tmp_path: Path) -> None:
+    """Without cell ids (nbformat before 4.5) a code cell is known by its place in the
+    notebook, prose cells counted; the label of such a recording still counts the changes."""
+    prose = {"cell_type": "markdown", "source": "# 05"}
+    recorded = _raw(tmp_path / "run" / "05_demo.ipynb", prose,
+                    {"cell_type": "code", "source": "a = 1", "outputs": []},
+                    {"cell_type": "code", "source": "print(a)", "outputs": []})
+    current = _raw(tmp_path / "05_demo.ipynb", prose,
+                   {"cell_type": "code", "source": "a = 1"},
+                   {"cell_type": "code", "source": "print(a + 1)"})
+    assert changed_cells(recorded, current) == {"2"}
+    assert changed_cells(recorded, recorded) == set()
+    from course_utils.recorded_runs import run_label
+
+    assert run_label({"device": "G", "date": "2026-01-01", "torch": "2.11"}, recorded,
+                     current=current) == ("recorded on G (2026-01-01, torch 2.11, course ?); "
+                                          "since then 1 code cell of it changed")
+
+
+def test_the_label_names_the_parameters_a_run_was_given(tmp_path: Path) -> None:
+    """Papermill's injected cell: the device and SAVE_RESULTS are not parameters of the
+    computation, comments are not parameters, the others are listed in their order."""
+    from course_utils.recorded_runs import run_label
+
+    source = _source(tmp_path / "05_demo.ipynb", "a = 1", "print(a)")
+    data = {"device": "G", "date": "2026-01-01", "torch": "2.11", "course": {"commit": "abc"}}
+
+    def label(injected: str, current: Path = source, cell_id: str | None = None) -> str:
+        nb = nbformat.read(source, as_version=4)
+        cell = nbformat.v4.new_code_cell(injected)
+        cell.metadata["tags"] = ["injected-parameters"]
+        nb.cells.insert(1, cell)
+        nbformat.write(nb, tmp_path / "run.ipynb")
+        return run_label(data, tmp_path / "run.ipynb", current, cell_id)
+
+    head = "recorded on G (2026-01-01, torch 2.11, course abc)"
+    same = "; the notebook's code is as recorded"
+    assert label("# Parameters\nDEVICE = None\nSAVE_RESULTS = True\n") == (
+        head + ", at the default parameters" + same)
+    assert label("# Parameters\n# n = 2 ** k below\nDEVICE='cuda:0'\nWIDTH = 8\nDEPTH = 2\n") == (
+        head + ", with WIDTH = 8, DEPTH = 2" + same)
+    edited = _source(tmp_path / "now.ipynb", "a = 2", "print(a)")
+    assert label("# Parameters\n", edited) == (  # no cell named: no word about one
+        head + ", at the default parameters; since then 1 code cell of it changed")
+
+
+def test_changes_are_seen_past_blank_lines_and_showing_a_recording_is_none(
+        tmp_path: Path) -> None:
+    """A blank or comment-only line hides no code above it; importing show_recorded first,
+    or removing a cell that only showed a recording, changes nothing computed."""
+    recorded = _source(tmp_path / "05_demo.ipynb", "a = 1\n\n# then\nb = 2",
+                       "from course_utils import pick_device", "show_recorded('05', 'cell-0')")
+    (tmp_path / "now").mkdir()
+
+    def changed(*codes: str) -> set[str]:
+        return changed_cells(recorded, _source(tmp_path / "now" / "05_demo.ipynb", *codes))
+
+    assert changed("a = 3\n\n# then\nb = 2", "from course_utils import pick_device",
+                   "show_recorded('05', 'cell-0')") == {"cell-0"}
+    assert changed("a = 1\nb = 2", "from course_utils import show_recorded, pick_device") == set()
+
+
+def test_a_recorded_cell_keeps_its_source_and_a_prose_cell_shows_nothing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A multi-line source comes back as written; a markdown cell has no outputs to show."""
+    source = _source(tmp_path / "05_demo.ipynb", "a = 1\nb = 2", "print(a)")
+    results = tmp_path / "results"
+    recorded = _record(results, source, "GPU X", "2026-01-02", "0123456")
+    assert recorded_cell("05", "cell-0", results).source == "a = 1\nb = 2"
+    prose = read(recorded).cells[0]
+    assert prose.cell_type == "markdown"
+    assert recorded_cell("05", prose.id, results).outputs == []
+    show_recorded("05", prose.id, results)
+    assert capsys.readouterr().out.splitlines()[1:] == ["--- end of the recorded output"]
+
+
+def test_drop_rules_keeps_a_row_without_rule_characters(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A rule drawn with all four characters goes; a row of bars alone (empty cells) stays."""
+    source = _source(tmp_path / "11_demo.ipynb", "a = 1", "print(a)")
+    recorded = _record(tmp_path / "results", source, "GPU X", "2026-01-02", "0123456789")
+    nb = nbformat.read(recorded, as_version=4)
+    nb.cells[3].outputs = [nbformat.v4.new_output(
+        "stream", name="stdout", text="| a | b |\n|=====+-----|\n|||\n| 1 | 2 |\n")]
+    nbformat.write(nb, recorded)
+    show_recorded("11", "cell-1", tmp_path / "results", drop_rules=True)
+    assert capsys.readouterr().out.splitlines()[1:-1] == ["| a | b |", "|||", "| 1 | 2 |"]
+
+
+def test_show_recorded_passes_a_display_on_as_it_was_recorded(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Text stored as one string is printed; a display's data goes to IPython raw (as a
+    mimebundle, not the repr of a dict), JSON data as the object it is."""
+    shown = []
+    monkeypatch.setattr("IPython.display.display",
+                        lambda obj, raw=False: shown.append((obj, raw)))
+    results = tmp_path / "results"
+    (results / "gpu-x.json").parent.mkdir(parents=True)
+    (results / "gpu-x.json").write_text(json.dumps({"device": "GPU X", "date": "2026-01-02"}))
+    _raw(results / "gpu-x" / "05_demo.ipynb", {
+        "cell_type": "code", "id": "c1", "source": "show()", "metadata": {}, "outputs": [
+            {"output_type": "stream", "name": "stdout", "text": "one\ntwo\n"},
+            {"output_type": "display_data", "metadata": {},
+             "data": {"application/json": {"a": [1, 2]}, "text/plain": "{'a': [1, 2]}"}}]})
+    show_recorded("05", "c1", results)
+    assert capsys.readouterr().out.splitlines()[1:] == ["one", "two",
+                                                        "--- end of the recorded output"]
+    assert shown == [({"application/json": {"a": [1, 2]}, "text/plain": "{'a': [1, 2]}"}, True)]
+
+
+def test_recordings_are_read_as_utf8_whatever_the_locale(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Notebooks and recordings holding non-ASCII text (ρ, bytes cp1252 cannot decode) are read
+    as UTF-8 where the locale's encoding is another (Windows' cp1252, simulated)."""
+    import hashlib
+    import io
+
+    source = _source(tmp_path / "05_demo.ipynb", "ρ = 1", "print('ρ', ρ)")
+    results = tmp_path / "results"
+    recorded = _record(results, source, "GPU X", "2026-01-02", "0123456")
+    (results / "gpu-x" / "trace.gz").write_bytes(b"x")
+    run = json.loads((results / "gpu-x.json").read_text(encoding="utf-8"))
+    (results / "gpu-x.json").write_text(json.dumps({**run, "device": "GPU ρ"}, ensure_ascii=False),
+                                        encoding="utf-8")
+    monkeypatch.setattr(io, "text_encoding", lambda encoding, stacklevel=2: encoding or "cp1252")
+    assert code_hashes(source)["cells"][0] == hashlib.sha256("ρ = 1".encode()).hexdigest()[:16]
+    assert changed_cells(recorded, source) == set()
+    cell = recorded_cell("05", "cell-1", results, current=source)
+    assert cell.source == "print('ρ', ρ)"
+    assert cell.label.startswith("recorded on GPU ρ (2026-01-02")
+    assert cell.label.endswith("; the notebook's code is as recorded")
+    assert [run["device"] for _, run in recorded_files("trace.gz", results)] == ["GPU ρ"]
