@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import gzip
 import json
 from pathlib import Path
 
@@ -11,7 +12,7 @@ import torch
 
 import course_utils.results as results_module
 from course_utils import (Timing, data_path, load_results, results_file, results_folder,
-                          save_results)
+                          save_file, save_results)
 
 
 def test_save_then_load_keeps_every_key(tmp_path: Path) -> None:
@@ -148,8 +149,45 @@ def test_the_readers_folder_in_a_checkout_and_outside(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COURSE_RESULTS_DIR", raising=False)
     assert results_folder() == data_path("results")  # this checkout: commit a recording
-    site = tmp_path / "pkg" / "data" / "results"
+    package = tmp_path / "pkg"
+    site = package / "data" / "results"
     monkeypatch.setattr(results_module, "data_path", lambda *parts: site)
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "pyproject.toml").write_text("")  # a project, but not the course (no notebooks/)
+    package.mkdir()
+    (package / "pyproject.toml").write_text("")  # a project, but not the course (no notebooks/)
     assert results_folder() == tmp_path / "course_results"
+    (package / "pyproject.toml").unlink()
+    (package / "notebooks").mkdir()  # notebooks, but no project file: not a checkout either
+    assert results_folder() == tmp_path / "course_results"
+
+
+def test_kept_files_go_to_a_new_folder_one_beside_the_other(tmp_path: Path) -> None:
+    """save_file makes the device's folder, parents and all, and keeps a second file beside
+    the first."""
+    folder = tmp_path / "new" / "results"  # nothing there yet: no results file either
+    for name in ("trace.json", "memory.pickle"):
+        (tmp_path / name).write_bytes(name.encode())
+        kept = save_file(tmp_path / name, device_name="GPU Q", folder=folder)
+        assert kept == folder / "gpu-q" / f"{name}.gz"
+        assert gzip.decompress(kept.read_bytes()) == name.encode()
+    assert sorted(p.name for p in (folder / "gpu-q").iterdir()) == [
+        "memory.pickle.gz", "trace.json.gz"]
+
+
+def test_results_are_read_as_utf8_whatever_the_locale(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A results file holding non-ASCII text (a key such as "host→device", or ρ, which cp1252
+    cannot decode) is read as UTF-8 where the locale's encoding is another (Windows' cp1252,
+    simulated), by load_results and by save_results adding a key."""
+    import io
+
+    path = tmp_path / "gpu-x.json"
+    path.write_text(json.dumps({"device": "GPU ρ", "date": "2026-01-02",
+                                "transfers": {"host→device": 1.5}}, ensure_ascii=False),
+                    encoding="utf-8")
+    monkeypatch.setattr(io, "text_encoding", lambda encoding, stacklevel=2: encoding or "cp1252")
+    (found,) = load_results("transfers", tmp_path)
+    assert (found.device, found.value) == ("GPU ρ", {"host→device": 1.5})
+    save_results("sweeps", {"n": 1}, device_name="GPU X", folder=tmp_path, date="2026-01-03")
+    data = json.loads(path.read_text(encoding="utf-8"))
+    assert data["transfers"] == {"host→device": 1.5} and data["sweeps"] == {"n": 1}
