@@ -120,3 +120,21 @@ def test_gpu_peak_names_the_wrong_type() -> None:
     from course_utils import gpu_peak
     with pytest.raises(TypeError, match=r"^gpu_peak expects a device name string, got int\.$"):
         gpu_peak(3)  # type: ignore[arg-type]
+
+
+def test_datasheet_row_lines_read_whole() -> None:
+    """The lines a notebook prints: a MIG slice says why its GPU's row does not apply, another
+    unlisted GPU says nothing more; a reference not in the table names the file to look in."""
+    h200 = gpu_peak("NVIDIA H200")
+    assert h200 is not None
+    _, line = datasheet_row("NVIDIA A10G", "NVIDIA H200")
+    assert line == (f"datasheet: NVIDIA A10G is not in the table, so the H200 SXM row stands in "
+                    f"({h200.source})")
+    _, line = datasheet_row("NVIDIA H100 80GB HBM3 MIG 1g.10gb", "NVIDIA H200")
+    assert line == ("datasheet: NVIDIA H100 80GB HBM3 MIG 1g.10gb is not in the table (a MIG "
+                    "slice has only part of the GPU), so the H200 SXM row stands in "
+                    f"({h200.source})")
+    with pytest.raises(ValueError) as info:
+        datasheet_row("NVIDIA H100", "NVIDIA A10G")
+    assert str(info.value) == ("the reference GPU 'NVIDIA A10G' is not in the datasheet table "
+                               "(gpu_peaks.csv); name a listed one, e.g. 'NVIDIA H200'.")
