@@ -145,3 +145,140 @@ def test_device_report_text_writes_the_values() -> None:
     line = next(ln for ln in device_report_text(report).splitlines()
                 if ln.startswith("torch_threads"))
     assert line.split(" : ")[1] == str(torch.get_num_threads())
+
+
+def _simulate(monkeypatch: pytest.MonkeyPatch, kind: str | None, count: int = 0,
+              current: int = 0) -> list:
+    """A simulated machine: `count` accelerators of type `kind` (None: none), `current` the
+    current one. Returns the list of the devices torch.accelerator.synchronize was called with."""
+    synced: list = []
+    monkeypatch.setattr(torch.accelerator, "is_available", lambda: kind is not None)
+    monkeypatch.setattr(torch.accelerator, "current_accelerator",
+                        lambda *a, **k: torch.device(kind) if kind else None)
+    monkeypatch.setattr(torch.accelerator, "current_device_index", lambda: current)
+    monkeypatch.setattr(torch.accelerator, "device_count", lambda: count)
+    monkeypatch.setattr(torch.accelerator, "synchronize", lambda device=None: synced.append(device))
+    return synced
+
+
+def test_a_machine_with_two_gpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two CUDA GPUs, cuda:1 current: both listed, the current one taken by default, a third
+    refused with the list; one CPU device only."""
+    _simulate(monkeypatch, "cuda", count=2, current=1)
+    assert available_devices() == ["cpu", "cuda:0", "cuda:1"]
+    assert pick_device() == pick_device("cuda") == torch.device("cuda", 1)
+    assert pick_device("cuda:0") == torch.device("cuda", 0)
+    assert pick_device("meta") == torch.device("meta")  # no index for meta
+    with pytest.raises(RuntimeError) as info:
+        pick_device("mps")
+    assert str(info.value) == (
+        "Asked for device 'mps', but this machine has only: cpu, cuda:0, cuda:1. Pass "
+        "DEVICE=None (or call pick_device()) to take the best one available, or name one from "
+        "that list.")
+    for absent in ("cuda:2", "cpu:1"):
+        with pytest.raises(RuntimeError, match=r"^Asked for device '(cuda:2|cpu:1)', but"):
+            pick_device(absent)
+
+
+def test_synchronize_waits_on_the_accelerator_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    """synchronize asks torch.accelerator to wait for the current or the named GPU, and leaves
+    it alone for the CPU, meta and a type the machine lacks; without an accelerator, never."""
+    synced = _simulate(monkeypatch, "cuda", count=2, current=1)
+    for device in (None, "cuda:1", torch.device("cuda", 0), "cpu", "meta", "mps"):
+        synchronize(device)
+    assert synced == [None, torch.device("cuda", 1), torch.device("cuda", 0)]
+    synced = _simulate(monkeypatch, None)
+    for device in (None, "cpu", "cuda"):
+        synchronize(device)
+    assert synced == []
+
+
+def test_device_report_of_a_simulated_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CUDA GPU: its name, memory, capability and multiprocessors from its properties; the
+    accelerator and how many; cuDNN's version; the GPU check's findings as text."""
+    from types import SimpleNamespace
+
+    import course_utils.devices as devices
+
+    _simulate(monkeypatch, "cuda", count=2, current=0)
+    props = SimpleNamespace(name="NVIDIA H200", total_memory=150_000_000_000, major=9, minor=0,
+                            multi_processor_count=132)
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device=None: props)
+    monkeypatch.setattr(torch.backends.cudnn, "is_available", lambda: True)
+    monkeypatch.setattr(torch.backends.cudnn, "version", lambda: 91002)
+    monkeypatch.setattr(devices, "diagnose_gpu", lambda: ["a finding: its fix"])
+    report = device_report("cuda:1")
+    assert {k: report[k] for k in ("device", "device_type", "device_name", "accelerator",
+                                   "accelerator_count", "cudnn", "memory_total_bytes",
+                                   "compute_capability", "multiprocessors", "gpu_check")} == {
+        "device": "cuda:1", "device_type": "cuda", "device_name": "NVIDIA H200",
+        "accelerator": "cuda", "accelerator_count": 2, "cudnn": 91002,
+        "memory_total_bytes": 150_000_000_000, "compute_capability": "9.0",
+        "multiprocessors": 132, "gpu_check": ["a finding: its fix"]}
+
+
+def test_device_report_of_an_apple_gpu_and_another_type(monkeypatch: pytest.MonkeyPatch) -> None:
+    """MPS: named after the machine, memory as torch.mps recommends; another accelerator
+    type: its device string stands for its name. Without a finding the check says so."""
+    import course_utils.devices as devices
+
+    monkeypatch.setattr(devices, "diagnose_gpu", lambda: [])
+    monkeypatch.setattr(platform, "machine", lambda: "arm64")
+    monkeypatch.setattr(torch.mps, "recommended_max_memory", lambda: 24 * 2**30)
+    _simulate(monkeypatch, "mps", count=1)
+    report = device_report()
+    assert (report["device"], report["device_name"], report["memory_total_bytes"]) == (
+        "mps:0", "Apple GPU (MPS) on arm64", 24 * 2**30)
+    assert report["accelerator"] == "mps" and report["gpu_check"] == ["no problem found"]
+    assert report["compute_capability"] is None and report["multiprocessors"] is None
+    _simulate(monkeypatch, "xpu", count=1)
+    report = device_report()
+    assert (report["device_name"], report["memory_total_bytes"]) == ("xpu:0", None)
+
+
+def test_the_cpu_model_comes_from_cpuinfo_else_from_platform(
+        monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    """The "model name" line of /proc/cpuinfo, a colon in the name kept; without one (many Arm
+    machines) or without the file, what platform says, else "unknown CPU"."""
+    import builtins
+
+    import course_utils.devices as devices
+
+    monkeypatch.setattr(devices, "diagnose_gpu", lambda: [])
+    _simulate(monkeypatch, None)
+    fake = tmp_path / "cpuinfo"
+    real_open = builtins.open
+    monkeypatch.setattr(builtins, "open", lambda path, *a, **k: real_open(
+        fake if path == "/proc/cpuinfo" else path, *a, **k))
+    monkeypatch.setattr(platform, "processor", lambda: "")
+    monkeypatch.setattr(platform, "machine", lambda: "aarch64")
+    fake.write_text("processor\t: 0\nModel Name\t: Xeon: Gold 6430\nflags\t: fpu\n")
+    report = device_report("cpu")
+    assert report["cpu_model"] == report["device_name"] == "Xeon: Gold 6430"
+    fake.write_text("processor\t: 0\nFeatures\t: fp asimd\n")
+    assert device_report("cpu")["cpu_model"] == "aarch64"
+    fake.unlink()
+    monkeypatch.setattr(platform, "processor", lambda: "i386")
+    assert device_report("cpu")["cpu_model"] == "i386"
+    monkeypatch.setattr(platform, "processor", lambda: "")
+    monkeypatch.setattr(platform, "machine", lambda: "")
+    assert device_report("cpu")["cpu_model"] == "unknown CPU"
+
+
+def test_the_messages_a_reader_gets_for_a_bad_device_or_report() -> None:
+    """Whole messages: a malformed string, an unknown type, a report that is not a dict; an
+    empty report renders as no lines."""
+    with pytest.raises(ValueError) as info:
+        pick_device("cuda:x")
+    assert str(info.value) == ("'cuda:x' is not a device string: write a type with an optional "
+                               "index, such as 'cpu', 'cuda', 'cuda:1' or 'mps'.")
+    with pytest.raises(ValueError) as info:
+        pick_device("gpu")
+    assert str(info.value).startswith(
+        "'gpu' is not a device type PyTorch knows; use one of 'cpu', 'cuda', 'cuda:N', 'mps', "
+        "'xpu' or 'meta' (")
+    with pytest.raises(TypeError) as info:
+        device_report_text("not a report")  # type: ignore[arg-type]
+    assert str(info.value) == ("device_report_text expects the dict from device_report(), "
+                               "got str.")
+    assert device_report_text({}) == ""

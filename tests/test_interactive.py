@@ -60,3 +60,32 @@ def test_bad_input() -> None:
         live_printout(print)
     with pytest.raises(TypeError, match="control 'n'"):
         live_printout(print, n=(1, 4))  # type: ignore[arg-type]
+
+
+def test_a_given_description_is_kept_and_only_a_new_value_redraws() -> None:
+    """A control's own label stays; changing a control's range or label, not its value, does
+    not call the function again."""
+    calls = []
+    n = widgets.IntSlider(value=2, max=5, description="size")
+    box = live_printout(lambda n: calls.append(n) or print(n), n=n)
+    assert n.description == "size" and calls == [2]
+    n.max = 9
+    n.description = "count"
+    assert calls == [2]
+    n.value = 4
+    assert calls == [2, 4] and _text(box) == "4\n"
+
+
+def test_the_messages_for_bad_input_read_whole() -> None:
+    """What a reader is told when a control, the function or every control is wrong."""
+    with pytest.raises(TypeError) as info:
+        live_printout(3, n=widgets.IntSlider())  # type: ignore[arg-type]
+    assert str(info.value) == "live_printout needs a callable, got int."
+    with pytest.raises(ValueError) as info:
+        live_printout(print)
+    assert str(info.value) == (
+        "live_printout needs at least one control, e.g. n=IntSlider(...).")
+    with pytest.raises(TypeError) as info:
+        live_printout(print, n=(1, 4))  # type: ignore[arg-type]
+    assert str(info.value) == ("control 'n' must be an ipywidgets control with a value "
+                               "(IntSlider, Dropdown, ...), got tuple.")
