@@ -187,6 +187,9 @@ def test_synchronize_waits_on_the_accelerator_only(monkeypatch: pytest.MonkeyPat
     for device in (None, "cuda:1", torch.device("cuda", 0), "cpu", "meta", "mps"):
         synchronize(device)
     assert synced == [None, torch.device("cuda", 1), torch.device("cuda", 0)]
+    synced = _simulate(monkeypatch, "cuda", count=1)  # the usual case: one GPU
+    synchronize("cuda:0")
+    assert synced == [torch.device("cuda", 0)]
     synced = _simulate(monkeypatch, None)
     for device in (None, "cpu", "cuda"):
         synchronize(device)
