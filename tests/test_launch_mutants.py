@@ -47,13 +47,15 @@ def test_a_missing_record_is_an_error(script: Path, tmp_path: Path) -> None:
 
 
 def test_a_failed_launch_shows_only_its_logs_end(script: Path, tmp_path: Path) -> None:
-    """A rank printing 10000 characters, then failing: the message keeps the last 3000."""
+    """A rank printing 10000 characters, then failing: the message keeps the last 3000 of the
+    log, which end with torchrun's own report of the failure (its stderr, merged in)."""
     with pytest.raises(RuntimeError) as err:
         torchrun(script, tmp_path / "runs" / "chatty", 1, ["--mode", "chatty"])
     message = str(err.value)
     assert message.startswith("torchrun failed:\n")
     assert len(message) == len("torchrun failed:\n") + 3000
     assert "BEGIN" not in message
+    assert "ranks.py FAILED" in message and "exitcode  : 1" in message
 
 
 def test_two_launchers_make_one_world(script: Path, tmp_path: Path,
