@@ -78,3 +78,21 @@ def test_no_augmentation_means_no_flip() -> None:
     torch.manual_seed(0)
     first = [data[0][0] for _ in range(20)]
     assert all(torch.equal(first[0], x) for x in first)
+
+
+def test_images_are_smooth_ramps_plus_a_little_noise() -> None:
+    """Each channel of each image is close to a plane over (row, column) -- a ramp -- with a
+    small noise around it: a least-squares plane leaves a spread under 10% of the 0-255 range
+    but above nothing, and the ramps differ from image to image."""
+    data = CompressedImages(6, side=32, augment=False)
+    rows, cols = torch.meshgrid(torch.arange(32.0), torch.arange(32.0), indexing="ij")
+    design = torch.stack([torch.ones(32 * 32), rows.reshape(-1), cols.reshape(-1)], dim=1)
+    slopes = []
+    for i in range(len(data)):
+        for channel in data.pixels(i).double():
+            target = channel.reshape(-1, 1)
+            fit = torch.linalg.lstsq(design.double(), target).solution
+            residual = target - design.double() @ fit
+            assert 0.5 < residual.std().item() < 0.1 * 255
+            slopes.append(tuple(fit[1:, 0].tolist()))
+    assert len(set(slopes)) == len(slopes)  # no two channels share their ramp
