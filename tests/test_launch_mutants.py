@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -32,10 +33,16 @@ def _free_port() -> int:
 
 def test_the_command_is_printed_with_its_arguments(script: Path, tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    """The printed line is torchrun's command as typed: options, script, --out, the args."""
+    """The printed line is torchrun's command as typed: options, script, --out, the args;
+    the launch time printed after it is no more than the time the call took."""
+    start = time.perf_counter()
     torchrun(script, tmp_path / "runs" / "one", 1, ["--mode", "ok"])
-    first = capsys.readouterr().out.splitlines()[0]
+    took = time.perf_counter() - start
+    first, last = capsys.readouterr().out.splitlines()
     assert first == f"$ torchrun --standalone --nproc_per_node 1 {script} --out RUNS/one --mode ok"
+    value, unit = last.removeprefix("  1 rank(s), launch ").split()
+    # Three significant figures round by at most 0.5%.
+    assert 0 < float(value) * {"s": 1.0, "ms": 1e-3}[unit] <= took * 1.005
 
 
 def test_a_missing_record_is_an_error(script: Path, tmp_path: Path) -> None:
