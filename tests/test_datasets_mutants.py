@@ -80,19 +80,66 @@ def test_no_augmentation_means_no_flip() -> None:
     assert all(torch.equal(first[0], x) for x in first)
 
 
-def test_images_are_smooth_ramps_plus_a_little_noise() -> None:
-    """Each channel of each image is close to a plane over (row, column) -- a ramp -- with a
-    small noise around it: a least-squares plane leaves a spread under 10% of the 0-255 range
-    but above nothing, and the ramps differ from image to image."""
+
+def _ramps(data: CompressedImages, index: int) -> tuple[list[tuple[float, float]], float]:
+    """Per channel, how much a least-squares plane over the pixels changes (in levels of
+    0-255) from the top to the bottom row and from the left to the right column; and the
+    largest spread of the pixels around those planes."""
+    side = data.side
+    rows, cols = torch.meshgrid(torch.arange(side * 1.0), torch.arange(side * 1.0),
+                                indexing="ij")
+    design = torch.stack([torch.ones(side * side), rows.reshape(-1), cols.reshape(-1)],
+                         dim=1).double()
+    changes, spread = [], 0.0
+    for channel in data.pixels(index).double():
+        target = channel.reshape(-1, 1)
+        fit = torch.linalg.lstsq(design, target).solution[:, 0]
+        changes.append((fit[1].item() * (side - 1), fit[2].item() * (side - 1)))
+        spread = max(spread, (target[:, 0] - design @ fit).std().item())
+    return changes, spread
+
+
+def test_images_are_colour_ramps_plus_a_little_noise() -> None:
+    """'Smooth colour ramps plus noise': in each image some channel ramps visibly (by more
+    than 20 levels) down the image and some across it; the channels ramp differently (colour,
+    not grey); the pixels stay near their planes (a spread under 10% of the range, but some
+    noise), and few are clipped to black."""
     data = CompressedImages(6, side=32, augment=False)
-    rows, cols = torch.meshgrid(torch.arange(32.0), torch.arange(32.0), indexing="ij")
-    design = torch.stack([torch.ones(32 * 32), rows.reshape(-1), cols.reshape(-1)], dim=1)
-    slopes = []
     for i in range(len(data)):
-        for channel in data.pixels(i).double():
-            target = channel.reshape(-1, 1)
-            fit = torch.linalg.lstsq(design.double(), target).solution
-            residual = target - design.double() @ fit
-            assert 0.5 < residual.std().item() < 0.1 * 255
-            slopes.append(tuple(fit[1:, 0].tolist()))
-    assert len(set(slopes)) == len(slopes)  # no two channels share their ramp
+        changes, spread = _ramps(data, i)
+        down, across = zip(*changes)
+        assert max(map(abs, down)) > 20 and max(map(abs, across)) > 20
+        assert max(across) - min(across) > 10 and max(down) - min(down) > 10
+        assert 0.5 < spread < 0.1 * 255
+        assert (data.pixels(i) == 0).float().mean() < 0.15
+
+
+def test_default_sizes_seed_and_augmentation() -> None:
+    """By default: 64 x 64 images, items of 32 x 32, seed 0, augmented."""
+    data = CompressedImages(2)
+    assert data.pixels(0).shape == (3, 64, 64) and data.augment is True
+    plain = CompressedImages(2, augment=False)
+    assert plain[1][0].shape == (3, 32, 32)
+    assert data.blobs == CompressedImages(2, side=64, out_side=32, seed=0).blobs
+
+
+def test_no_device_means_the_cpu_even_beside_an_accelerator(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """device None is the CPU, not the best device (here a simulated 'meta' one)."""
+    import course_utils.datasets as datasets
+    monkeypatch.setattr(datasets, "pick_device", lambda d=None: torch.device("meta"))
+    X, y = peaks_grid(3)
+    assert X.device == y.device == torch.device("cpu")
+    X, y = peaks_grid(3, device="anything")  # a device named: pick_device decides
+    assert X.device == y.device == torch.device("meta")
+
+
+def test_grid_is_float32_whatever_the_default_dtype() -> None:
+    """X and y are float32 even where a notebook made float64 the default."""
+    before = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    try:
+        X, y = peaks_grid(3)
+    finally:
+        torch.set_default_dtype(before)
+    assert X.dtype == y.dtype == torch.float32
