@@ -119,9 +119,11 @@ fuzz: $(STAMP)
 
 # Not part of `make test`: mutation testing of course_utils/ and tools/ ([tool.mutmut] in
 # pyproject.toml says which tests run); the share of mutants the tests kill, and the survivors.
+# One PyTorch thread per mutant's tests: several at once would fight over the cores until mutmut's
+# time limit counts them as kills.
 mutation: $(STAMP)
 	$(BIN)/python -m pip install --quiet $(OFFLINE) "mutmut==$(MUTMUT_VERSION)"
-	$(BIN)/mutmut run --max-children $(or $(JOBS),$(shell nproc 2>/dev/null || echo 2)) || true
+	OMP_NUM_THREADS=1 $(BIN)/mutmut run --max-children $(or $(JOBS),$(shell nproc 2>/dev/null || echo 2)) || true
 	$(BIN)/python -m tools.mutation_score
 
 course: $(STAMP) $(ASSETS)
