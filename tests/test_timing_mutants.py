@@ -13,19 +13,7 @@ import torch
 
 import course_utils.timing as timing_module
 from course_utils import Timing, benchmark, format_rate, format_seconds, noise_summary
-
-
-class _FakeClock:
-    """A clock that moves only when told (the simulated function advances it)."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
+from tests.test_timing import _FakeClock  # the simulated clock of the timing tests
 
 
 @pytest.fixture()
