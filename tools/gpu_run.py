@@ -114,8 +114,8 @@ def parameter_names(notebook: Path) -> set[str]:
 _CHILD = """
 import json, sys
 from pathlib import Path
+from tools.render import execute  # first: tools/__init__ skips a slow import under papermill's
 from papermill.exceptions import PapermillExecutionError
-from tools.render import execute
 src, dst, status = Path(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3])
 params, cell_timeout = json.loads(sys.argv[4]), int(sys.argv[5])
 try:
