@@ -7,6 +7,7 @@ import sys
 
 import jsonschema
 import nbformat
+import pytest
 
 from tests.nbtools import REPO
 from tools import gpu_run
@@ -35,10 +36,15 @@ def test_without_tools_it_is_imported_and_an_import_before_is_left_alone() -> No
                   ) == "True"
 
 
-def test_the_suite_skips_it_too_and_validation_still_rejects_a_bad_notebook() -> None:
-    import pytest
+def test_the_suite_skips_it_too_and_validation_still_rejects_a_bad_notebook(
+        pytestconfig: pytest.Config) -> None:
+    import tomllib
 
-    assert sys.modules["rfc3987_syntax"] is None  # -p tools.lean_imports, before nbval's plugin
+    addopts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["pytest"][
+        "ini_options"]["addopts"]
+    assert addopts.startswith("-p tools.lean_imports ")  # before nbval's plugin loads
+    if "-p tools.lean_imports" in " ".join(pytestconfig.getini("addopts")):  # not under mutmut
+        assert sys.modules["rfc3987_syntax"] is None
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell("1")]
     nbformat.validate(nb)
