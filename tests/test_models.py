@@ -19,6 +19,18 @@ def test_peaks_model_shape() -> None:
     assert all(p.device.type == "cpu" for p in model.parameters())
 
 
+def test_peaks_model_computes_the_written_out_network() -> None:
+    # Linear, ReLU, Linear, ReLU, Linear: a ReLU dropped or added changes the output.
+    torch.manual_seed(0)
+    model = peaks_model()
+    (w1, b1), (w2, b2), (w3, b3) = [(m.weight, m.bias) for m in model
+                                    if isinstance(m, nn.Linear)]
+    x = torch.randn(64, 2)
+    by_hand = torch.relu(torch.relu(x @ w1.T + b1) @ w2.T + b2) @ w3.T + b3
+    torch.testing.assert_close(model(x), by_hand)
+    assert [type(m) for m in model] == [nn.Linear, nn.ReLU, nn.Linear, nn.ReLU, nn.Linear]
+
+
 def test_peaks_step_matches_a_written_out_adam_step() -> None:
     torch.manual_seed(0)
     x, y = peaks_grid(8)
