@@ -8,9 +8,9 @@ those two formats (jsonschema issue 1428; opendatahub-io/notebooks issue 3532 me
 same cost). Marking the module absent before jsonschema is imported makes jsonschema leave
 those two formats unchecked, as it does when the package is not installed.
 
-Imported by `tools/__init__.py` (so by every `python -m tools.…` command and the processes
-they start) and loaded early by pytest (`-p tools.lean_imports` in pyproject.toml, before
-nbval's plugin imports nbformat).
+Imported by `tools/__init__.py`, so by every `python -m tools.…` command and by the recording
+command's process for each notebook (it imports tools before papermill); loaded early by
+pytest (`-p tools.lean_imports` in pyproject.toml), before nbval's plugin imports nbformat.
 """
 
 from __future__ import annotations
