@@ -12,7 +12,8 @@ from course_utils.launch import torchrun
 from course_utils.memory import (SavedActivations, format_bytes, memory_report,
                                  memory_report_text)
 from course_utils.models import peaks_model, peaks_step
-from course_utils.profiling import (ancestors, busy_seconds, gpu_kernels, profiler_activities,
+from course_utils.profiling import (DATA_RANGE, ancestors, busy_seconds, draw_timeline,
+                                    gpu_kernels, phase, profile_calls, profiler_activities,
                                     quiet_profiler, top_level_ops)
 from course_utils.precision import cpu_has_bf16, half_dtype, pin_fp32_precision, tf32_capable
 from course_utils.recorded_runs import recorded_files, show_recorded
@@ -23,13 +24,15 @@ from course_utils.timing import (Timing, benchmark, format_rate, format_seconds,
                                  noise_summary)
 
 __all__ = [
-    "CompressedImages", "GpuPeak", "ParameterError", "Recorded", "SavedActivations", "Timing", "available_devices", "ancestors",
+    "DATA_RANGE", "CompressedImages", "GpuPeak", "ParameterError", "Recorded", "SavedActivations", "Timing", "available_devices", "ancestors",
     "benchmark", "busy_seconds", "check_answer", "check_param", "check_rule",
     "cpu_has_bf16",
     "data_path", "datasheet_row", "device_report", "device_report_text", "diagnose_gpu",
+    "draw_timeline",
     "format_bytes", "format_rate", "format_seconds", "gpu_kernels", "gpu_peak", "half_dtype", "live_printout",
     "load_results", "memory_report", "memory_report_text", "noise_summary", "peaks",
-    "peaks_grid", "peaks_model", "peaks_step", "pick_device", "pin_fp32_precision",
+    "peaks_grid", "peaks_model", "peaks_step", "phase", "pick_device", "pin_fp32_precision",
+    "profile_calls",
     "profiler_activities", "quiet_profiler", "recorded_files", "results_file", "results_folder", "save_file", "save_results", "seed_everything", "show_recorded",
     "synchronize", "tf32_capable", "top_level_ops", "torchrun",
 ]

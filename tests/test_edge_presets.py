@@ -1,7 +1,7 @@
-"""Notebooks 11, 12, 13 and 16 at the CI preset, whose values once broke them: a batch below
+"""Notebooks 11, 12, 13 and 17 at the CI preset, whose values once broke them: a batch below
 the slider's old minimum (11), a batch where autocast keeps more than float32 (12), an odd
 grid that the sampler cannot split evenly (13), matrix products too small to be
-compute-bound (16)."""
+compute-bound (17)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tools.gpu_run import run_notebook
 EDGES = {"11_training_step_memory.ipynb": {"BATCH_SIZE": 8},
          "12_out_of_memory.ipynb": {"BATCH_SIZE": 128},
          "13_data_parallel_and_ddp.ipynb": {"GRID": 31},
-         "16_where_time_goes.ipynb": {"MATMUL_SIDE": 128}}
+         "17_what_bounds_a_step.ipynb": {"MATMUL_SIDE": 128}}
 
 
 @pytest.mark.notebook

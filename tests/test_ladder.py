@@ -1,6 +1,6 @@
-"""Notebook 17's recorded ladder: what its saving cell writes is what its chart draws.
+"""Notebook 18's recorded ladder: what its saving cell writes is what its chart draws.
 
-CI has no GPU, so 17 never records there (it saves on an accelerator only) and no ladder is
+CI has no GPU, so 18 never records there (it saves on an accelerator only) and no ladder is
 shipped yet: without this test, the path a reader without a GPU sees once a recording exists
 (the recorded GPU's ladder beside this run's) would first run on that reader's machine. The
 two cells run here as they are in the notebook, on a stand-in ladder.
@@ -21,7 +21,7 @@ from tests.nbtools import NOTEBOOK_DIR, read
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-NOTEBOOK = NOTEBOOK_DIR / "17_how_fast_can_training_go.ipynb"
+NOTEBOOK = NOTEBOOK_DIR / "18_how_fast_can_training_go.ipynb"
 FIELDS = ("to target", "epochs", "step", "operators", "verdict", "peak", "accuracy")
 
 
