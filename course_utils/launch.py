@@ -20,6 +20,7 @@ from typing import Any
 from course_utils.timing import format_seconds
 
 LAUNCH_TIMEOUT = 600  # seconds for a whole launch, all launchers together
+STOP_GRACE = 60  # seconds torchrun gets to stop its ranks after a SIGTERM, before a SIGKILL
 
 
 def torchrun(script: str | Path, out: str | Path, nproc: int, args: list[str],
@@ -45,7 +46,7 @@ def torchrun(script: str | Path, out: str | Path, nproc: int, args: list[str],
         for p in procs:
             with contextlib.suppress(ProcessLookupError, subprocess.TimeoutExpired):
                 os.killpg(p.pid, signal.SIGTERM)  # torchrun stops its ranks within 30 s
-                p.wait(timeout=60)
+                p.wait(timeout=STOP_GRACE)
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(p.pid, signal.SIGKILL)  # then whatever is left
         raise

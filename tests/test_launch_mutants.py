@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import signal
 import socket
+import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+import course_utils.launch as launch
 from course_utils import torchrun
 from tests.test_launch import SCRIPT
 
@@ -79,3 +83,49 @@ def test_two_launchers_make_one_world(script: Path, tmp_path: Path,
         f"$ torchrun {' '.join(launchers[0])}", f"$ torchrun {' '.join(launchers[1])}"]
     assert printed[2].startswith("  4 rank(s), launch ") and len(printed) == 3
     assert sys.executable not in "\n".join(printed)  # python -m ... is shown as torchrun
+
+
+STUBBORN = ("import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            "time.sleep(60)")  # a launcher that ignores SIGTERM
+
+
+def test_a_time_out_stops_every_launcher_even_one_that_had_ended(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Two launchers (plain Python in torchrun's place): the first ends at once, the second
+    outlasts the time-out and ignores SIGTERM. The first's process group is gone by then, and
+    the second does not stop within the grace period: neither may hide the time-out, and the
+    second is killed."""
+    started: list[subprocess.Popen] = []
+    programs = iter(["pass", STUBBORN])
+    real_popen = subprocess.Popen
+
+    def popen(cmd: list[str], **kwargs: object) -> subprocess.Popen:
+        started.append(real_popen([sys.executable, "-c", next(programs)], **kwargs))
+        return started[-1]
+
+    monkeypatch.setattr(launch.subprocess, "Popen", popen)
+    monkeypatch.setattr(launch, "STOP_GRACE", 1)
+    raised: list[BaseException] = []
+
+    def call() -> None:
+        try:
+            torchrun("train.py", tmp_path / "out", 1, [], launchers=(["--a"], ["--b"]),
+                     timeout=2)
+        except BaseException as err:  # noqa: BLE001 (the test reads what came out)
+            raised.append(err)
+
+    worker = threading.Thread(target=call)
+    worker.start()
+    worker.join(30)  # a launch that never gives up must not hang the suite
+    ended = []
+    for p in started:  # how each ended (None: still running 5 s on); then leave none running
+        try:
+            ended.append(p.wait(timeout=5))
+        except subprocess.TimeoutExpired:
+            ended.append(None)
+            p.kill()
+            p.wait()
+    assert not worker.is_alive(), "torchrun() did not return after its time-out"
+    assert len(raised) == 1 and isinstance(raised[0], subprocess.TimeoutExpired), raised
+    assert raised[0].timeout <= 2  # the launch's own deadline, not the grace period's wait
+    assert ended == [0, -signal.SIGKILL]  # the first ended by itself, the second was killed
