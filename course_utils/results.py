@@ -72,11 +72,13 @@ def results_file(device_name: str, folder: str | Path | None = None) -> Path:
 
 
 def _plain(value: Any) -> Any:
-    """Tensors, tuples and dataclasses (such as Timing) as lists, numbers and dicts for JSON."""
+    """Tensors, tuples and dataclasses (such as Timing) as lists, numbers and dicts for JSON; a
+    dataclass field marked `metadata={"saved": False}` is left out."""
     if isinstance(value, torch.Tensor):
         return value.tolist()
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _plain({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+        return _plain({f.name: getattr(value, f.name) for f in dataclasses.fields(value)
+                       if f.metadata.get("saved", True)})
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):

@@ -52,7 +52,8 @@ class Timing:
 
     `times` holds the seconds per call of each block. `other_load` is how many CPU cores other
     programs kept busy while the blocks ran, and `cpu_cores` how many the machine has (None
-    where unknown).
+    where unknown). `measurement` is torch.utils.benchmark's own record of the blocks (printing
+    it gives torch's summary), where benchmark() made this timing.
     """
 
     median: float
@@ -64,6 +65,8 @@ class Timing:
     label: str = ""
     other_load: float | None = None
     cpu_cores: int | None = None
+    measurement: Measurement | None = field(default=None, repr=False, compare=False,
+                                            metadata={"saved": False})  # not in results files
 
     @property
     def blocks(self) -> int:
@@ -217,4 +220,4 @@ def benchmark(fn: Callable[..., Any], *args: Any, device: str | torch.device | N
     m = Measurement(number_per_run=block_number, raw_times=raw, task_spec=spec)
     return Timing(median=float(m.median), iqr=float(m.iqr), runs=n_blocks * block_number,
                   device=str(dev), num_threads=threads, times=tuple(float(t) for t in m.times),
-                  label=label, other_load=others, cpu_cores=psutil.cpu_count())
+                  label=label, other_load=others, cpu_cores=psutil.cpu_count(), measurement=m)

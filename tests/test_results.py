@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import gzip
 import json
@@ -11,8 +12,8 @@ import pytest
 import torch
 
 import course_utils.results as results_module
-from course_utils import (Timing, data_path, load_results, results_file, results_folder,
-                          save_file, save_results)
+from course_utils import (Timing, benchmark, data_path, load_results, results_file,
+                          results_folder, save_file, save_results)
 
 
 def test_save_then_load_keeps_every_key(tmp_path: Path) -> None:
@@ -39,6 +40,18 @@ def test_a_timing_is_stored_with_its_fields(tmp_path: Path) -> None:
     save_results("training", {"epoch": t}, device_name="A", folder=tmp_path)
     (entry,) = load_results("training", tmp_path)
     assert entry.value["epoch"]["median"] == 0.5 and entry.value["epoch"]["times"] == [0.4, 0.5, 0.6]
+
+
+def test_a_measured_timing_is_stored_without_torchs_measurement(tmp_path: Path) -> None:
+    """benchmark()'s Timing carries torch's Measurement for printing; the file keeps the
+    figures (every other field), not that object."""
+    t = benchmark(lambda: None, device="cpu", min_run_time=0.01)
+    assert t.measurement is not None
+    save_results("training", {"epoch": t}, device_name="A", folder=tmp_path)
+    (entry,) = load_results("training", tmp_path)
+    stored = entry.value["epoch"]
+    assert set(stored) == {f.name for f in dataclasses.fields(Timing)} - {"measurement"}
+    assert stored["median"] == t.median and stored["times"] == list(t.times)
 
 
 def test_the_newest_recording_comes_first(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ one, so the expected values are computed by hand from the simulated call lengths
 
 from __future__ import annotations
 
+import functools
 from collections import namedtuple
 
 import pytest
@@ -183,3 +184,101 @@ def test_device_of_a_keyword_tensor_is_waited_on(monkeypatch: pytest.MonkeyPatch
     x = torch.ones(2, device="meta")
     t = benchmark(lambda *, a: a, a=x, warmup=0, min_run_time=0.01)
     assert t.device == "meta" and set(waited) == {torch.device("meta")}
+
+
+def scripted(clock: _FakeClock, durations: list[float], then: float):
+    """A function whose calls last `durations` in turn, then `then` each; it counts its calls."""
+    calls = [0]
+
+    def kernel() -> None:
+        calls[0] += 1
+        clock.advance(durations[calls[0] - 1] if calls[0] <= len(durations) else then)
+
+    return kernel, calls
+
+
+def test_default_is_ten_blocks_on_the_best_device_with_no_tensor_given(
+        clock: _FakeClock) -> None:
+    kernel, _ = scripted(clock, [], 1e-3)
+    t = benchmark(kernel, warmup=0, min_run_time=0.1)  # no device, no tensor argument
+    assert t.blocks == 10 and t.device == str(timing_module.pick_device(None))
+
+
+def test_a_meta_device_still_waits_for_the_accelerator(clock: _FakeClock,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Timing on cpu or meta also drains the current accelerator's queue around each block."""
+    waits = [0]
+    monkeypatch.setattr(timing_module, "_wait_for_accelerator",
+                        lambda: waits.__setitem__(0, waits[0] + 1))
+    kernel, _ = scripted(clock, [], 1e-3)
+    t = benchmark(kernel, device="meta", warmup=0, min_run_time=0.01, blocks=5)
+    assert waits[0] >= 2 * t.blocks  # before and after each block at least
+
+
+def test_the_warm_up_calls_get_the_keyword_arguments_too(clock: _FakeClock) -> None:
+    seen: list[int] = []
+    t = benchmark(lambda *, k: seen.append(k) or clock.advance(1e-3), k=7, device="meta",
+                  warmup=2, min_run_time=0.01, blocks=5)
+    assert seen[:2] == [7, 7] and len(seen) == 2 + 1 + t.runs  # warm-up, calibration, blocks
+
+
+def test_calibration_stops_at_exactly_a_tenth_of_a_block(clock: _FakeClock) -> None:
+    """Calls of 2**-10 s, blocks of 10 x 2**-10 s: one call already lasts a tenth of a block
+    (exactly, in binary), so calibration stops at one call; a call 5% shorter needs ten."""
+    kernel, calls = scripted(clock, [], 2**-10)
+    benchmark(kernel, device="meta", warmup=0, min_run_time=100 * 2**-10, blocks=10)
+    assert calls[0] == 1 + 100  # one calibration call, then 10 blocks of 10
+    kernel, calls = scripted(clock, [], 0.95e-3)
+    t = benchmark(kernel, device="meta", warmup=0, min_run_time=0.1, blocks=10)
+    assert calls[0] == 1 + 10 + t.runs  # calibration: 1 call, then 10
+
+
+def test_blocks_too_short_are_sized_again_from_their_median(clock: _FakeClock) -> None:
+    """A 1/16 s calibration call (preempted), then calls of 3/256 s: five one-call blocks
+    last 3/64 s, between a third and a half of min_run_time (1/8 s), so the blocks are sized
+    again from the median call: eight blocks, the preempted call no longer among them."""
+    kernel, calls = scripted(clock, [2**-4], 3 * 2**-8)
+    t = benchmark(kernel, device="meta", warmup=0, min_run_time=2**-3, blocks=8)
+    assert t.blocks == 8 and t.runs == 8 and 2**-4 not in t.times
+    assert t.median == pytest.approx(3 * 2**-8)
+
+
+def test_the_new_size_comes_from_the_median_short_block(clock: _FakeClock) -> None:
+    """The first one-call blocks last 1, 2, 4 and 8 ms after a 50 ms calibration call: their
+    median (4 ms) sizes the next blocks at 2 calls of what are now 1 ms calls, still too
+    short; the third try sizes them at 10 calls."""
+    kernel, calls = scripted(clock, [0.05, 0.001, 0.002, 0.004, 0.008], 0.001)
+    t = benchmark(kernel, device="meta", warmup=0, min_run_time=0.1, blocks=10)
+    assert (t.blocks, t.runs) == (10, 100)
+    assert calls[0] == 1 + 4 + 10 * 2 + 10 * 10
+
+
+def test_benchmark_keeps_torchs_own_measurement(clock: _FakeClock) -> None:
+    """The Timing carries torch.utils.benchmark's Measurement: the statement, the label (the
+    function's name unless one is given), the threads, the blocks and calls."""
+    def my_step() -> None:
+        clock.advance(1e-3)
+
+    t = benchmark(my_step, device="meta", warmup=0, min_run_time=0.01, blocks=5,
+                  num_threads=1)
+    m = t.measurement
+    assert isinstance(m, timing_module.Measurement)
+    spec = m.task_spec
+    assert (spec.stmt, spec.setup, spec.label, spec.num_threads) == (
+        "fn(*args, **kwargs)", "pass", "my_step", 1)
+    assert m.number_per_run * t.blocks == t.runs and tuple(m.times) == t.times
+    assert t.label == ""
+    named = benchmark(my_step, device="meta", warmup=0, min_run_time=0.01, label="named")
+    assert named.label == "named" == named.measurement.task_spec.label
+    anonymous = benchmark(functools.partial(my_step), device="meta", warmup=0,
+                          min_run_time=0.01)  # a callable without a __name__
+    assert anonymous.measurement.task_spec.label == "fn"
+    assert "my_step" in str(m)  # torch's own summary names it
+
+
+def test_blocks_that_fill_exactly_half_of_min_run_time_are_kept(clock: _FakeClock) -> None:
+    """As above with calls of 1/64 s: the four timed blocks last 1/16 s, exactly half of
+    min_run_time (binary fractions, no rounding): enough, so no second try."""
+    kernel, calls = scripted(clock, [2**-4], 2**-6)
+    t = benchmark(kernel, device="meta", warmup=0, min_run_time=2**-3, blocks=8)
+    assert t.blocks == 5 and t.times[0] == 2**-4 and calls[0] == 5
