@@ -83,6 +83,12 @@ def test_device_report_cpu_matches_torch() -> None:
     assert report["cuda"] == torch.version.cuda
     assert report["accelerator_count"] == (torch.accelerator.device_count() if HAS_ACCEL else 0)
     assert report["device_name"] == report["cpu_model"]
+    assert report["accelerator"] == (
+        torch.accelerator.current_accelerator().type if HAS_ACCEL else None)
+    assert set(report) == {  # the keys the notebooks and the recordings read, and no others
+        "torch", "device", "device_type", "device_name", "accelerator", "accelerator_count",
+        "cuda", "cudnn", "hip", "memory_total_bytes", "compute_capability", "multiprocessors",
+        "cpu_model", "cpu_logical_cores", "torch_threads", "python", "gpu_check"}
 
 
 def test_device_report_text_lists_every_key() -> None:

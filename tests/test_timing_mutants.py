@@ -282,3 +282,18 @@ def test_blocks_that_fill_exactly_half_of_min_run_time_are_kept(clock: _FakeCloc
     kernel, calls = scripted(clock, [2**-4], 2**-6)
     t = benchmark(kernel, device="meta", warmup=0, min_run_time=2**-3, blocks=8)
     assert t.blocks == 5 and t.times[0] == 2**-4 and calls[0] == 5
+
+
+def test_busy_seconds_where_the_system_reports_no_io_wait(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """macOS and Windows report no iowait: the machine's busy time is all but idle."""
+    Cpu = namedtuple("Cpu", "user system idle")
+    Own = namedtuple("Own", "user system")
+    monkeypatch.setattr(timing_module.psutil, "cpu_times", lambda: Cpu(10.0, 5.0, 100.0))
+
+    class Process:
+        def cpu_times(self) -> Own:
+            return Own(2.0, 1.0)
+
+    monkeypatch.setattr(timing_module.psutil, "Process", Process)
+    assert timing_module._busy_seconds() == (15.0, 3.0)
