@@ -89,6 +89,14 @@ def test_device_report_cpu_matches_torch() -> None:
         "torch", "device", "device_type", "device_name", "accelerator", "accelerator_count",
         "cuda", "cudnn", "hip", "memory_total_bytes", "compute_capability", "multiprocessors",
         "cpu_model", "cpu_logical_cores", "torch_threads", "python", "gpu_check"}
+    assert report["cudnn"] == (torch.backends.cudnn.version()
+                               if torch.backends.cudnn.is_available() else None)
+
+
+def test_device_report_names_a_rocm_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A ROCm build of PyTorch says so in torch.version.hip; the report carries it."""
+    monkeypatch.setattr(torch.version, "hip", "6.2.41133", raising=False)
+    assert device_report("cpu")["hip"] == "6.2.41133"
 
 
 def test_device_report_text_lists_every_key() -> None:
