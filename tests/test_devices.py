@@ -220,7 +220,9 @@ def test_device_report_of_a_simulated_gpu(monkeypatch: pytest.MonkeyPatch) -> No
     _simulate(monkeypatch, "cuda", count=2, current=0)
     props = SimpleNamespace(name="NVIDIA H200", total_memory=150_000_000_000, major=9, minor=0,
                             multi_processor_count=132)
-    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda device=None: props)
+    asked: list = []
+    monkeypatch.setattr(torch.cuda, "get_device_properties",
+                        lambda device=None: asked.append(device) or props)
     monkeypatch.setattr(torch.backends.cudnn, "is_available", lambda: True)
     monkeypatch.setattr(torch.backends.cudnn, "version", lambda: 91002)
     monkeypatch.setattr(devices, "diagnose_gpu", lambda: ["a finding: its fix"])
@@ -232,6 +234,7 @@ def test_device_report_of_a_simulated_gpu(monkeypatch: pytest.MonkeyPatch) -> No
         "accelerator": "cuda", "accelerator_count": 2, "cudnn": 91002,
         "memory_total_bytes": 150_000_000_000, "compute_capability": "9.0",
         "multiprocessors": 132, "gpu_check": ["a finding: its fix"]}
+    assert asked == [torch.device("cuda", 1)]  # the named GPU's properties, not the current's
 
 
 def test_device_report_of_an_apple_gpu_and_another_type(monkeypatch: pytest.MonkeyPatch) -> None:
