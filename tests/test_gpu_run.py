@@ -391,6 +391,14 @@ def test_a_recording_run_from_presets_to_exit_status(
     assert said[-1] == f"4 of 4 notebook runs passed; GPU tests passed; the folder: {out}"
     monkeypatch.setattr(gpu_run, "run_gpu_tests", lambda log, env, timeout: ("failed", "1 failed"))
     assert gpu_run.main([str(peak), "--presets", "defaults", "--out", str(tmp_path / "b")]) == 1
+    # GPU tests that ran out of time fail the run too; skipped ones do not, and say why.
+    monkeypatch.setattr(gpu_run, "run_gpu_tests",
+                        lambda log, env, timeout: ("timed out", "longer than 1 s"))
+    assert gpu_run.main([str(peak), "--presets", "defaults", "--out", str(tmp_path / "c")]) == 1
+    assert gpu_run.main([str(peak), "--presets", "defaults", "--out", str(tmp_path / "d"),
+                         "--no-tests"]) == 0
+    summary = json.loads((tmp_path / "d" / "summary.json").read_text())
+    assert summary["gpu_tests"] == {"status": "not run", "summary": "--no-tests"}
 
 
 def test_the_gpu_tests_verdict_summary_and_log(tmp_path: Path,
