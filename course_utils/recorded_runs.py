@@ -71,9 +71,9 @@ def pair_link(topology: str, a: int = 0, b: int = 1) -> str | None:
 
 def recorded_notebooks(notebook: str, folder: str | Path | None = None,
                        min_gpus: int = 1) -> list[tuple[Path, dict]]:
-    """Every recorded run of notebook `notebook` ("05" or a file name) on a machine with at
-    least `min_gpus` CUDA GPUs, newest first: the executed notebook's path and its
-    recording's data. `folder` None reads the recordings shipped with the course and the
+    """Every recorded run of notebook `notebook` ("05", a file name, or "*": every notebook)
+    on a machine with at least `min_gpus` CUDA GPUs, newest first: the executed notebook's
+    path and its recording's data. `folder` None reads the recordings shipped with the course and the
     reader's own."""
     from course_utils.results import results_folder
 
@@ -143,6 +143,21 @@ def run_label(data: dict[str, Any], recorded: str | Path, current: str | Path | 
     """Where the recorded notebook `recorded` ran (device, date, torch, course commit), with
     which parameters, and which code cells of `current` (default: the course's copy, in a
     checkout) changed since; `cell_id` names the cell being shown."""
+    label = _label_head(data, recorded)
+    here = Path(current) if current else _course_notebook(Path(recorded).name)
+    if here is None:
+        return label + "; not compared with this notebook's code"
+    changed = changed_cells(recorded, here)
+    if not changed:
+        return label + "; the notebook's code is as recorded"
+    n = len(changed)
+    this = "" if cell_id is None else (", this one among them" if cell_id in changed
+                                       else ", not this one")
+    return label + f"; since then {n} code cell{'s' if n != 1 else ''} of it changed{this}"
+
+
+def _label_head(data: dict[str, Any], recorded: str | Path) -> str:
+    """Where a recorded notebook ran (device, date, torch, course commit, GPUs, parameters)."""
     recorded = Path(recorded)
     course = data.get("course", {})
     label = (f"recorded on {data.get('device', '?')} ({data.get('date', 'date unknown')}, torch "
@@ -159,31 +174,55 @@ def run_label(data: dict[str, Any], recorded: str | Path, current: str | Path | 
         params = [ln.strip() for ln in source.splitlines() if "=" in ln and not ln.startswith("#")
                   and ln.split("=")[0].strip() not in ("DEVICE", "SAVE_RESULTS")]
         label += ", with " + ", ".join(params) if params else ", at the default parameters"
-    here = Path(current) if current else _course_notebook(recorded.name)
-    if here is None:
-        return label + "; not compared with this notebook's code"
-    changed = changed_cells(recorded, here)
-    if not changed:
-        return label + "; the notebook's code is as recorded"
-    n = len(changed)
-    this = "" if cell_id is None else (", this one among them" if cell_id in changed
-                                       else ", not this one")
-    return label + f"; since then {n} code cell{'s' if n != 1 else ''} of it changed{this}"
+    return label
 
 
 def recorded_cell(notebook: str, cell_id: str, folder: str | Path | None = None,
                   current: str | Path | None = None, min_gpus: int = 1) -> RecordedCell | None:
     """The newest recorded run's copy of cell `cell_id` of notebook `notebook` ("05" or a
     file name) from a machine with at least `min_gpus` GPUs, or None where no recording holds
-    it; `folder` and `current` as above."""
+    it; `folder` and `current` as above. A cell moved here from another notebook keeps its
+    id: until a recording of this notebook holds it, the newest recording of the notebook it
+    came from is used (one that the course's copy of that notebook no longer has), labelled
+    so."""
     for nb_path, data in recorded_notebooks(notebook, folder, min_gpus):
-        cells = [c for c in json.loads(nb_path.read_text(encoding="utf-8"))["cells"]
-                 if c.get("id") == cell_id]
-        if cells:
-            source = cells[0]["source"]
+        cell = _cell_in(nb_path, cell_id)
+        if cell is not None:
             return RecordedCell(label=run_label(data, nb_path, current, cell_id),
-                                outputs=cells[0].get("outputs", []),
-                                source=source if isinstance(source, str) else "".join(source))
+                                outputs=cell.get("outputs", []), source=_text(cell["source"]))
+    return _moved_cell(notebook, cell_id, folder, current, min_gpus)
+
+
+def _text(source: str | list[str]) -> str:
+    return source if isinstance(source, str) else "".join(source)
+
+
+def _cell_in(path: Path, cell_id: str) -> dict[str, Any] | None:
+    """Cell `cell_id` of the notebook at `path`, or None."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    return next((c for c in cells if c.get("id") == cell_id), None)
+
+
+def _moved_cell(notebook: str, cell_id: str, folder: str | Path | None,
+                current: str | Path | None, min_gpus: int) -> RecordedCell | None:
+    """Cell `cell_id` from the newest recording of another notebook that held it then and
+    no longer does, where notebook `notebook` (the course's copy, or `current`) holds it now."""
+    here = Path(current) if current else next(
+        iter(sorted((data_path().parent / "notebooks").glob(f"{notebook[:2]}_*.ipynb"))), None)
+    if here is None or not here.is_file() or _cell_in(here, cell_id) is None:
+        return None
+    for nb_path, data in recorded_notebooks("*", folder, min_gpus):
+        then = _cell_in(nb_path, cell_id)
+        now = _course_notebook(nb_path.name)
+        if then is None or (now is not None and _cell_in(now, cell_id) is not None):
+            continue  # not there then, or still there: not moved from it
+        same = _without_display(_text(then["source"])) == _without_display(
+            _text(_cell_in(here, cell_id)["source"]))
+        label = (_label_head(data, nb_path) + f"; as a cell of notebook {nb_path.name[:2]}, "
+                 "since moved here; " + ("its code is as recorded" if same else
+                                         "its code changed since"))
+        return RecordedCell(label=label, outputs=then.get("outputs", []),
+                            source=_text(then["source"]))
     return None
 
 

@@ -18,7 +18,7 @@ from course_utils import data_path, show_recorded
 from course_utils.recorded_runs import (changed_cells, code_hashes, pair_link, recorded_cell,
                                         recorded_files, recorded_notebooks)
 from course_utils.results import save_file, save_results
-from tests.nbtools import course_notebooks, read
+from tests.nbtools import REPO, course_notebooks, read
 
 PNG = "iVBORw0KGgo="  # any base64 text: the image is passed on, not decoded
 
@@ -102,6 +102,43 @@ def test_a_recorded_cell_is_labelled_and_its_changes_counted(tmp_path: Path) -> 
         "; not compared with this notebook's code")
     assert recorded_cell("05", "no-such-cell", tmp_path / "results") is None
     assert recorded_cell("06", "cell-1", tmp_path / "results") is None
+
+
+def test_a_cell_moved_to_another_notebook_shows_the_recording_it_had(tmp_path: Path) -> None:
+    source = _source(tmp_path / "05_demo.ipynb", "a = 1", "print(a)")
+    _record(tmp_path / "results", source, "GPU X", "2026-01-02", "0123456")
+    (tmp_path / "now").mkdir()
+    moved = _source(tmp_path / "now" / "06_next.ipynb", "b = 2", "print(a)")  # cell-1 moved
+    cell = recorded_cell("06", "cell-1", tmp_path / "results", current=moved)
+    assert cell.label == ("recorded on GPU X (2026-01-02, torch 2.11.0+cu130, course 0123456), "
+                          "with WIDTH = 8; as a cell of notebook 05, since moved here; its code "
+                          "is as recorded")
+    assert [o["output_type"] for o in cell.outputs] == ["stream", "display_data", "error"]
+    assert cell.source == "print(a)"
+    # Code that changed on the way is said; a cell that is not in this notebook is not shown.
+    edited = _source(tmp_path / "now" / "06_edited.ipynb", "b = 2", "print(a + 1)")
+    assert recorded_cell("06", "cell-1", tmp_path / "results", current=edited).label.endswith(
+        "; as a cell of notebook 05, since moved here; its code changed since")
+    assert recorded_cell("06", "cell-7", tmp_path / "results", current=moved) is None
+    # A recording of this notebook's own comes first, even an older one.
+    _record(tmp_path / "results", moved, "GPU Y", "2025-01-02", "abcdef0")
+    assert recorded_cell("06", "cell-1", tmp_path / "results", current=moved).label.startswith(
+        "recorded on GPU Y (2025-01-02")
+
+
+def test_a_cell_still_in_its_notebook_is_not_taken_for_a_moved_one(tmp_path: Path) -> None:
+    """The course's notebook 11 still has cell 719d5284: a recording of it is 11's alone."""
+    name = "11_training_step_memory.ipynb"
+    course = read(REPO / "notebooks" / name)
+    kept = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 11"),
+                                           nbformat.v4.new_code_cell("x = 1")]
+                                    + [c for c in course.cells if c.id == "719d5284"])
+    nbformat.write(kept, tmp_path / name)
+    _record(tmp_path / "results", tmp_path / name, "GPU X", "2026-01-02", "0123456")
+    other = tmp_path / "12_other.ipynb"
+    nbformat.write(kept, other)  # the same cell id in another notebook
+    assert recorded_cell("11", "719d5284", tmp_path / "results") is not None
+    assert recorded_cell("12", "719d5284", tmp_path / "results", current=other) is None
 
 
 def test_the_newest_recording_is_shown(tmp_path: Path) -> None:
@@ -213,7 +250,10 @@ def test_each_recorded_cell_a_notebook_shows_ships_with_the_course(path: Path) -
         assert cell_id in ids, f"{path.name}: no cell {cell_id} to show the recording of"
         cell = recorded_cell(notebook, cell_id, data_path("results"))
         if cell is None:  # only a cell written after the newest recording may lack one
-            ((recorded, _), *_) = recorded_notebooks(notebook, data_path("results"))
+            runs = recorded_notebooks(notebook, data_path("results"))
+            if not runs:  # a notebook newer than every recording: each such cell says so
+                continue
+            ((recorded, _), *_) = runs
             assert cell_id not in {c.id for c in read(recorded).cells}, (
                 f"{path.name}: cell {cell_id} is in the recording but shows nothing")
             assert cell_id in changed_cells(recorded, path)  # so its label counts it
