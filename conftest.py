@@ -41,8 +41,8 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
 # nbval run at its defaults; the recording command runs all of them at the CI preset in one
 # test; anything unlisted counts as a second.
 _NOTEBOOK_SECONDS = {"00": 5, "01": 19, "02": 22, "03": 7, "04": 8, "05": 6, "06": 20, "07": 9,
-                     "08": 16, "09": 12, "10": 20, "11": 10, "12": 14, "13": 31, "14": 26,
-                     "15": 42, "16": 14, "17": 16, "18": 36}
+                     "08": 16, "09": 12, "10": 20, "11": 10, "12": 12, "13": 14, "14": 31,
+                     "15": 26, "16": 42, "17": 14, "18": 16, "19": 36}
 _COURSE_RUN_SECONDS = 120
 _MODULE_SECONDS = {"test_gpu_run.py": 20, "test_wheel.py": 18, "test_render.py": 30,
                    "test_timing.py": 3}

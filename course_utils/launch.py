@@ -1,6 +1,6 @@
 """Launching a training script with torchrun from a notebook, and reading what its ranks wrote.
 
-Notebooks 13 to 15 start `notebooks/scripts/ddp_train.py` this way: one torchrun per
+Notebooks 14 to 16 start `notebooks/scripts/ddp_train.py` this way: one torchrun per
 launcher (two launchers rehearse two machines), each in a process group of its own, so that a
 time-out or the reader's interrupt stops the ranks too; every rank writes OUT/rank<R>.json.
 """

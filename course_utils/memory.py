@@ -1,5 +1,5 @@
 """Reading how much memory a device (or, on CPU, this process) is using, and what autograd
-saves for backward (SavedActivations, notebooks 11 and 12)."""
+saves for backward (SavedActivations, notebooks 11 and 13)."""
 
 from __future__ import annotations
 

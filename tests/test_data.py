@@ -151,7 +151,7 @@ def test_published_fsdp_rows_are_consistent() -> None:
         assert float(large["memory_gib"]) < float(small["memory_gib"]), curve
         kept = float(large["tokens_per_s_per_gpu"]) / float(small["tokens_per_s_per_gpu"])
         assert 0.95 <= kept < 1, curve  # nearly all of each GPU's throughput kept
-    # The figures notebook 15 reads, as the torchtitan team's Tables 1 and 3 print them.
+    # The figures notebook 16 reads, as the torchtitan team's Tables 1 and 3 print them.
     printed = {(r["techniques"], r["n_gpus"]): (r["tokens_per_s_per_gpu"], r["memory_gib"])
                for r in rows if r["reported_by"] == "torchtitan team"}
     assert printed == {("FSDP", "8"): ("5762", "82.4"), ("FSDP", "128"): ("5605", "67.0"),

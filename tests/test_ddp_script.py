@@ -1,6 +1,6 @@
 """The DDP script's own checks, and its nccl run on GPUs.
 
-Notebooks 13 to 15 launch the script on the CPU and assert what the runs must show: each rank's
+Notebooks 14 to 16 launch the script on the CPU and assert what the runs must show: each rank's
 share of the batch, ranks identical bit for bit, the one-process loss curve followed (to 1e-9
 in float64, the CI preset's dtype). Those launches run in the notebook tests, so this module
 does not repeat them.

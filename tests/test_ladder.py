@@ -1,4 +1,4 @@
-"""Notebook 18's recorded ladder: what its saving cell writes is what its chart draws.
+"""Notebook 19's recorded ladder: what its saving cell writes is what its chart draws.
 
 CI has no GPU, so 18 never records there (it saves on an accelerator only) and no ladder is
 shipped yet: without this test, the path a reader without a GPU sees once a recording exists
@@ -21,7 +21,7 @@ from tests.nbtools import NOTEBOOK_DIR, read
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-NOTEBOOK = NOTEBOOK_DIR / "18_how_fast_can_training_go.ipynb"
+NOTEBOOK = NOTEBOOK_DIR / "19_how_fast_can_training_go.ipynb"
 FIELDS = ("to target", "epochs", "step", "operators", "verdict", "peak", "accuracy")
 
 

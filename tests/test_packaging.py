@@ -52,7 +52,7 @@ def test_supported_versions_satisfy_it(version: str) -> None:
         assert requirement.specifier.contains(Version(version)), (requirement, version)
 
 
-# 2.7 and 2.8 run the CI presets, but their FSDP2 over gloo sums float32 gradients (notebook 15).
+# 2.7 and 2.8 run the CI presets, but their FSDP2 over gloo sums float32 gradients (notebook 16).
 @pytest.mark.parametrize("version", ["2.8.0", "2.7.1+cu126", "2.6.0", "2.5.1+cu124"])
 def test_older_versions_do_not(version: str) -> None:
     assert not package_requirement().specifier.contains(Version(version))

@@ -141,6 +141,13 @@ def test_a_cell_still_in_its_notebook_is_not_taken_for_a_moved_one(tmp_path: Pat
     assert recorded_cell("12", "719d5284", tmp_path / "results", current=other) is None
 
 
+def test_the_course_shows_moved_cells_from_the_recording_that_has_them() -> None:
+    """Notebook 12's peak cell was recorded as a cell of notebook 11."""
+    cell = recorded_cell("12", "a0ee1087", data_path("results"))
+    assert "; as a cell of notebook 11, since moved here; " in cell.label
+    assert cell.outputs
+
+
 def test_the_newest_recording_is_shown(tmp_path: Path) -> None:
     source = _source(tmp_path / "05_demo.ipynb", "a = 1", "print(a)")
     _record(tmp_path / "results", source, "GPU Old", "2025-06-01", "aaaaaaa")
@@ -263,8 +270,8 @@ def test_each_recorded_cell_a_notebook_shows_ships_with_the_course(path: Path) -
 
 def test_the_gpu_only_parts_show_a_recording() -> None:
     with_calls = {p.name[:2] for p in course_notebooks() if _calls(p)}
-    assert with_calls >= {"00", "02", "03", "04", "05", "06", "07", "09", "10", "11", "12", "14",
-                          "15", "16"}
+    assert with_calls >= {"00", "02", "03", "04", "05", "06", "07", "09", "10", "11", "12", "13",
+                          "15", "16", "17"}
 
 
 def test_a_cell_added_only_to_show_a_recording_is_no_change(tmp_path: Path) -> None:
