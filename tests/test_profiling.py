@@ -162,6 +162,22 @@ def test_profile_calls_synchronises_around_each_try(monkeypatch):
     assert log == ["fn"] + [("sync", "cpu"), ("sync", "cpu"), "fn", ("sync", "cpu")] * 2
 
 
+def test_profile_calls_uses_the_device_it_is_given_and_three_tries_by_default(monkeypatch):
+    import course_utils.profiling as profiling
+
+    synced, asked = [], []
+    monkeypatch.setattr(profiling, "synchronize", lambda d: synced.append(d))
+    monkeypatch.setattr(profiling, "profiler_activities",
+                        lambda d: asked.append(d) or [ProfilerActivity.CPU])
+    calls = []
+    profile_calls(lambda: calls.append(1), "meta")  # a device that is not this machine's best
+    assert len(calls) == 1 + 3  # the warm-up, then three recorded tries
+    assert set(map(str, synced)) == {"meta"} and list(map(str, asked)) == ["meta"]
+    calls.clear()
+    profile_calls(lambda: calls.append(1), "cpu", tries=1)  # one try is allowed
+    assert len(calls) == 2
+
+
 def drawn(trace, monkeypatch):
     """The Axes draw_timeline made (plt.show left out), and its figure closed after."""
     matplotlib.use("Agg")
@@ -196,6 +212,20 @@ def test_draw_timeline_draws_ranges_and_operators_by_phase(monkeypatch):
     assert operators.get_paths()[0].get_extents().width == pytest.approx(
         first.time_range.elapsed_us() / 1e3, abs=1e-6)
     assert "GPU kernels" not in [t.get_text() for t in ax.get_legend().get_texts()]
+    # The ranges row holds the outermost ranges only, a DataLoader's fetch in its own colour.
+    outer = [e for e in prof.events() if e.cpu_parent is None and e.is_user_annotation]
+    assert bar_colours(ranges) == [matplotlib.colors.to_hex(
+        PHASE_COLOURS["data" if DATA_RANGE in e.name else "step"]) for e in outer]
+    # Each row's bars centred on its tick, the first row at the top; edges in the bars' own
+    # colour, so that a thin bar does not look idle.
+    for row, bars in enumerate([ranges, operators]):
+        extents = bars.get_paths()[0].get_extents()
+        assert (extents.y0, extents.height) == pytest.approx((row - 0.35, 0.7))
+        assert (bars.get_edgecolor() == bars.get_facecolor()).all()
+    assert ax.get_ylim() == pytest.approx((1.5, -0.5))
+    legend = ax.get_legend()
+    assert [t.get_text() for t in legend.get_texts()] == [k for k in PHASE_COLOURS
+                                                          if k != "GPU kernels"]
 
 
 def test_draw_timeline_adds_a_row_per_gpu_stream(monkeypatch):
