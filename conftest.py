@@ -36,16 +36,17 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     return CourseScheduling(config, log)
 
 
-# Rough seconds each part of the suite takes on a 2-core machine (measured 2026-11-27), used
-# only to order the work: longest first, so that the workers finish together. A notebook's
-# nbval run at its defaults; the recording command runs all of them at the CI preset in one
-# test; anything unlisted counts as a second.
-_NOTEBOOK_SECONDS = {"00": 5, "01": 19, "02": 22, "03": 7, "04": 8, "05": 6, "06": 20, "07": 9,
-                     "08": 16, "09": 12, "10": 20, "11": 10, "12": 12, "13": 14, "14": 31,
-                     "15": 26, "16": 42, "17": 14, "18": 16, "19": 36}
-_COURSE_RUN_SECONDS = 120
-_MODULE_SECONDS = {"test_gpu_run.py": 20, "test_wheel.py": 18, "test_render.py": 30,
-                   "test_timing.py": 3}
+# Rough seconds each part of the suite takes on a 2-core machine (measured 2026-11-29, both
+# workers busy), used only to order the work: longest first, so that the workers finish
+# together. A notebook's nbval run at its defaults; the recording command runs five of them at
+# the CI preset in one test; anything unlisted counts as a second.
+_NOTEBOOK_SECONDS = {"00": 9, "01": 20, "02": 28, "03": 8, "04": 11, "05": 9, "06": 31, "07": 15,
+                     "08": 17, "09": 11, "10": 34, "11": 10, "12": 12, "13": 16, "14": 50,
+                     "15": 36, "16": 59, "17": 14, "18": 14, "19": 86}
+_COURSE_RUN_SECONDS = 100
+_MODULE_SECONDS = {"test_render.py": 89, "test_gpu_run.py": 42, "test_wheel.py": 30,
+                   "test_ddp_script.py": 24, "test_launch_mutants.py": 20, "test_launch.py": 14,
+                   "test_contracts.py": 9, "test_lean_imports.py": 7, "test_timing.py": 5}
 
 
 def _cost_rank(item: pytest.Item) -> float:
