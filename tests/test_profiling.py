@@ -226,6 +226,27 @@ def test_draw_timeline_draws_ranges_and_operators_by_phase(monkeypatch):
     legend = ax.get_legend()
     assert [t.get_text() for t in legend.get_texts()] == [k for k in PHASE_COLOURS
                                                           if k != "GPU kernels"]
+    assert [matplotlib.colors.to_hex(h.get_facecolor()) for h in legend.legend_handles] == [
+        matplotlib.colors.to_hex(PHASE_COLOURS[k]) for k in PHASE_COLOURS if k != "GPU kernels"]
+
+
+def test_draw_timeline_puts_its_legend_beside_the_bars(monkeypatch):
+    """Right of the plot, level with its top: the legend never covers a bar."""
+    matplotlib.use("Agg")
+    monkeypatch.setattr(plt, "show", lambda: None)
+    draw_timeline(one_step_and_a_batch(), "a title")
+    fig = plt.gcf()
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    box, legend = ax.get_window_extent(), ax.get_legend().get_window_extent()
+    plt.close("all")
+    assert legend.x0 > box.x1 and box.y1 - 10 < legend.y1 <= box.y1  # 10 px: its padding
+
+
+def test_draw_timeline_of_an_empty_trace_draws_two_empty_rows(monkeypatch):
+    ax = drawn([], monkeypatch)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["ranges", "operators"]
+    assert [len(c.get_paths()) for c in ax.collections] == [0, 0]
 
 
 def test_draw_timeline_adds_a_row_per_gpu_stream(monkeypatch):
