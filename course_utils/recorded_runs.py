@@ -255,7 +255,8 @@ def show_recorded(notebook: str, cell_id: str, folder: str | Path | None = None,
                   f"{notebook[:2]} ({data.get('device', '?')}, {data.get('date', '?')}) "
                   "predates it; `make gpu-run` on a CUDA GPU records it")
         else:
-            print(f"no recorded GPU run of this cell (notebook {notebook[:2]}) in data/results/")
+            print(f"no GPU recording of this cell yet: the course has none of notebook "
+                  f"{notebook[:2]}; `make gpu-run` on a CUDA GPU records it")
         return
     print(f"--- {cell.label}:")
     for out in cell.outputs:

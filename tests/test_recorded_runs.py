@@ -171,7 +171,8 @@ def test_show_recorded_prints_the_outputs_or_one_line(
     (tmp_path / "empty").mkdir()
     show_recorded("05", "cell-1", tmp_path / "empty")
     assert capsys.readouterr().out == (
-        "no recorded GPU run of this cell (notebook 05) in data/results/\n")
+        "no GPU recording of this cell yet: the course has none of notebook 05; "
+        "`make gpu-run` on a CUDA GPU records it\n")
     show_recorded("05", "cell-9", tmp_path / "results")  # written after the recording
     assert capsys.readouterr().out == (
         "no recorded GPU output of this cell yet: the newest recording of notebook 05 (GPU X, "
@@ -338,7 +339,8 @@ def test_show_recorded_with_a_full_name_list_text_and_results(
     (tmp_path / "empty").mkdir()
     show_recorded("05_demo", "cell-1", tmp_path / "empty")
     assert capsys.readouterr().out == (
-        "no recorded GPU run of this cell (notebook 05) in data/results/\n")
+        "no GPU recording of this cell yet: the course has none of notebook 05; "
+        "`make gpu-run` on a CUDA GPU records it\n")
     json_path = tmp_path / "results" / "gpu-x.json"
     data = json.loads(json_path.read_text())
     del data["device"], data["date"]
