@@ -242,11 +242,12 @@ def test_probes_on_an_intel_python_on_a_mac(monkeypatch: pytest.MonkeyPatch) -> 
     asked: list[list[str]] = []
 
     class Done:
-        stdout = "1\n"
+        def __init__(self, text: bool) -> None:
+            self.stdout = "1\n" if text else b"1\n"  # as subprocess.run returns it
 
     def run(cmd: list[str], **kwargs: object) -> Done:
         asked.append(cmd)
-        return Done()
+        return Done(kwargs.get("text") is True)
 
     monkeypatch.setattr(platform, "system", lambda: "Darwin")
     monkeypatch.setattr(platform, "machine", lambda: "x86_64")
@@ -288,11 +289,12 @@ def test_probes_off_a_mac(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(torch.accelerator, "is_available", lambda: True)
     monkeypatch.setattr(torch.accelerator, "current_accelerator", lambda: torch.device("xpu"))
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    monkeypatch.setattr(torch.version, "hip", "6.2", raising=False)  # as on a ROCm build
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
     p = probe_gpu()
     assert p.system == "Linux" and p.rosetta is False and p.mac_version is None
     assert p.nvidia_gpus == gpus and p.accelerator == "xpu" and p.cuda_visible_devices == "1"
-    assert p.torch_hip == getattr(torch.version, "hip", None)
-    assert p.mps_available == torch.backends.mps.is_available()
+    assert p.torch_hip == "6.2" and p.mps_available is True  # read from torch, not assumed
     monkeypatch.setattr(torch.accelerator, "is_available", lambda: False)
     assert probe_gpu().accelerator is None
 

@@ -283,6 +283,24 @@ def test_a_preset_given_as_a_json_file_anywhere_runs(tmp_path: Path, stand_ins: 
     assert (out / "results" / "nvidia-test-gpu" / "02_peak.ipynb").is_file()  # beside it
 
 
+def test_without_presets_the_run_records_at_gpu_json_and_kernels_prefer_the_env(
+        tmp_path: Path, stand_ins: list, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No --presets: one run at notebooks/params/gpu.json, which records. The notebooks'
+    processes get JUPYTER_PREFER_ENV_PATH (their kernel is this environment's) even where the
+    shell did not set it, and unbuffered output."""
+    monkeypatch.delenv("JUPYTER_PREFER_ENV_PATH", raising=False)
+    monkeypatch.delenv("PYTHONUNBUFFERED", raising=False)
+    name = "00_check_your_setup.ipynb"  # a notebook gpu.json has values for
+    source = _notebook(tmp_path / name, "x = 1")
+    out = tmp_path / "run"
+    assert gpu_run.main([str(source), "--out", str(out), "--no-tests"]) == 0
+    (run,) = stand_ins
+    gpu = json.loads((REPO / "notebooks" / "params" / "gpu.json").read_text())[name]
+    assert run[:3] == (name, out / "executed" / "gpu" / name,
+                       {"DEVICE": None, **gpu, "SAVE_RESULTS": True})
+    assert run[3]["JUPYTER_PREFER_ENV_PATH"] == "1" and run[3]["PYTHONUNBUFFERED"] == "1"
+
+
 def test_a_recording_run_from_presets_to_exit_status(
         tmp_path: Path, stand_ins: list, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
