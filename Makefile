@@ -68,7 +68,9 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --upgrade $(OFFLINE) pip
 	$(if $(AUTO_CPU),@echo "No NVIDIA GPU here (no nvidia-smi): PyTorch's CPU build from $(CPU_INDEX) (TORCH_INDEX=pypi: PyPI's CUDA build instead)",)
 	$(if $(TORCH_FROM),$(BIN)/python -m pip install --quiet --no-compile torch --index-url $(TORCH_FROM),)
-	$(BIN)/python -m pip install --quiet --no-compile $(OFFLINE) -r requirements.txt
+# pip 26.3 passes on setuptools' note that an editable install's imports can be shadowed by a
+# folder of the same name in the working directory: true of every editable install, not a fault.
+	PYTHONWARNINGS='ignore:Editable installation' $(BIN)/python -m pip install --quiet --no-compile $(OFFLINE) -r requirements.txt
 # Byte-compile the installed packages on every core (pip does it on one: 17 s longer on a
 # 2-core machine), leaving out their own test folders (a quarter of the files, never imported
 # here: 8 s). As under pip, the few files written for newer Pythons fail and are skipped.
