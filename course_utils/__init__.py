@@ -5,7 +5,7 @@ from course_utils.datasets import CompressedImages, data_path, peaks, peaks_grid
 from course_utils.datasheets import GpuPeak, datasheet_row, gpu_peak
 from course_utils.devices import (available_devices, device_report, device_report_text,
                                   pick_device, synchronize)
-from course_utils.exercises import check_answer
+from course_utils.exercises import check_answer, tally
 from course_utils.gpu_check import diagnose_gpu
 from course_utils.interactive import live_printout
 from course_utils.launch import torchrun
@@ -20,11 +20,11 @@ from course_utils.recorded_runs import recorded_files, show_recorded
 from course_utils.results import (Recorded, load_results, results_file, results_folder,
                                   save_file, save_results)
 from course_utils.seeding import seed_everything
-from course_utils.timing import (Timing, benchmark, format_rate, format_seconds,
-                                 noise_summary)
+from course_utils.timing import (OtherLoad, Timing, benchmark, format_rate,
+                                 format_seconds, noise_summary)
 
 __all__ = [
-    "DATA_RANGE", "CompressedImages", "GpuPeak", "ParameterError", "Recorded", "SavedActivations", "Timing", "available_devices", "ancestors",
+    "DATA_RANGE", "CompressedImages", "GpuPeak", "OtherLoad", "ParameterError", "Recorded", "SavedActivations", "Timing", "available_devices", "ancestors",
     "benchmark", "busy_seconds", "check_answer", "check_param", "check_rule",
     "cpu_has_bf16",
     "data_path", "datasheet_row", "device_report", "device_report_text", "diagnose_gpu",
@@ -34,5 +34,5 @@ __all__ = [
     "peaks_grid", "peaks_model", "peaks_step", "phase", "pick_device", "pin_fp32_precision",
     "profile_calls",
     "profiler_activities", "quiet_profiler", "recorded_files", "results_file", "results_folder", "save_file", "save_results", "seed_everything", "show_recorded",
-    "synchronize", "tf32_capable", "top_level_ops", "torchrun",
+    "synchronize", "tally", "tf32_capable", "top_level_ops", "torchrun",
 ]

@@ -86,9 +86,7 @@ class Timing:
             reasons.append(f"only {self.blocks} timed block{'s' if self.blocks != 1 else ''}")
         if self.spread >= NOISY_SPREAD:
             reasons.append(f"spread {self.spread:.0%} of the median")
-        if (self.other_load is not None and self.cpu_cores is not None
-                and self.other_load >= LOAD_CORES
-                and self.other_load + self.num_threads > self.cpu_cores):
+        if _disturbing(self.other_load, self.num_threads, self.cpu_cores):
             reasons.append(f"other programs kept {self.other_load:.1f} of {self.cpu_cores} "
                            "CPU cores busy")
         return tuple(reasons)
@@ -135,6 +133,38 @@ def _wait_for_accelerator() -> None:
     if acc is not None and acc.type == "cuda" and not torch.cuda.is_initialized():
         return  # CUDA not started here: nothing queued (and no context to create for it)
     synchronize(None)
+
+
+def _disturbing(other_load: float | None, threads: int, cpu_cores: int | None) -> bool:
+    """Whether other programs' load (cores kept busy) disturbs work on `threads` threads: at
+    least LOAD_CORES of it, and more than the cores the work leaves free."""
+    return (other_load is not None and cpu_cores is not None and other_load >= LOAD_CORES
+            and other_load + threads > cpu_cores)
+
+
+class OtherLoad:
+    """How many CPU cores other programs kept busy during a `with` block, read as `benchmark`
+    reads it around its timed blocks: `with OtherLoad() as load: ...`, then `load.cores`.
+    For work that is not a `benchmark` timing, such as a profiler trace: `load.disturbs(n)`
+    says whether that load would flag a timing on n threads noisy."""
+
+    def __init__(self) -> None:
+        self.cores: float | None = None  # known once the block has ended
+        self.cpu_cores = psutil.cpu_count()
+
+    def __enter__(self) -> "OtherLoad":
+        self._machine, self._own = _busy_seconds()
+        self._start = _clock()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        machine, own = _busy_seconds()
+        wall = _clock() - self._start
+        self.cores = max(0.0, (machine - self._machine) - (own - self._own)) / max(wall, 1e-9)
+
+    def disturbs(self, threads: int) -> bool:
+        """True when the block's other load would make a timing on `threads` threads noisy."""
+        return _disturbing(self.cores, threads, self.cpu_cores)
 
 
 def _busy_seconds() -> tuple[float, float]:

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from course_utils import check_answer, data_path
+from course_utils import check_answer, data_path, tally
 
 
 def test_check_answer_verdicts(capsys: pytest.CaptureFixture[str]) -> None:
@@ -49,6 +49,28 @@ def test_check_answer_edges() -> None:
     assert check_answer("q", ("DDP", " fsdp"), ["ddp", "FSDP"])
     assert not check_answer("q", ["FSDP", "DDP"], ["DDP", "FSDP"])  # order counts
     assert check_answer("q", (1, 2), [1, 2])  # a tuple for a list
+
+
+def test_a_miss_on_a_noisy_timing_is_not_graded(capsys: pytest.CaptureFixture[str]) -> None:
+    # A match still counts; a miss says "not graded", names this run's value, returns None.
+    assert check_answer("q", 1.2, 1.0, rel_tol=0.5, noisy=True) is True
+    assert capsys.readouterr().out == "[x] q: correct.\n"
+    assert check_answer("q", 3.0, 1.23456, rel_tol=0.5, noisy=True, hint="h") is None
+    assert capsys.readouterr().out == ("[~] q: not graded (3.0; this run measured 1.23, on a "
+                                       "timing flagged noisy: re-run on an idle machine).\n")
+    assert check_answer("q", "b", "a", noisy=True) is None
+    assert "measured 'a'" in capsys.readouterr().out
+    assert check_answer("q", None, 1.0, noisy=True) is False  # not answered: as ever
+    assert check_answer("q", 3.0, 1.0, rel_tol=0.5, noisy=False) is False
+
+
+def test_tally_counts_graded_verdicts_only(capsys: pytest.CaptureFixture[str]) -> None:
+    tally([True, False, True])
+    assert capsys.readouterr().out == "2 of 3 correct\n"
+    tally([True, None, False, None])
+    assert capsys.readouterr().out == "1 of 2 correct; 2 not graded (a noisy timing)\n"
+    tally([])
+    assert capsys.readouterr().out == "0 of 0 correct\n"
 
 
 def test_every_data_file_named_in_the_data_readme_ships_in_the_package() -> None:

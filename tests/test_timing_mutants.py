@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import course_utils.timing as timing_module
-from course_utils import Timing, benchmark, format_rate, format_seconds, noise_summary
+from course_utils import OtherLoad, Timing, benchmark, format_rate, format_seconds, noise_summary
 from tests.test_timing import _FakeClock  # the simulated clock of the timing tests
 
 
@@ -297,3 +297,34 @@ def test_busy_seconds_where_the_system_reports_no_io_wait(
 
     monkeypatch.setattr(timing_module.psutil, "Process", Process)
     assert timing_module._busy_seconds() == (15.0, 3.0)
+
+
+def test_other_load_of_a_block_is_their_cpu_seconds_over_its_wall_time(
+        monkeypatch: pytest.MonkeyPatch, clock: _FakeClock) -> None:
+    """Around a block of 2 s, the machine spent 4 CPU seconds, this process 1: other programs
+    kept 1.5 cores busy. On 2 cores that disturbs one thread (1.5 + 1 > 2), and on 4 cores
+    it does not (1.5 + 1 <= 4)."""
+    readings = iter([(100.0, 10.0), (104.0, 11.0)])
+    monkeypatch.setattr(timing_module, "_busy_seconds", lambda: next(readings))
+    monkeypatch.setattr(timing_module.psutil, "cpu_count", lambda: 2)
+    with OtherLoad() as load:
+        assert load.cores is None  # not known before the block ends
+        clock.advance(2.0)
+    assert load.cores == pytest.approx(1.5)
+    assert load.disturbs(1) and load.disturbs(2)
+    load.cpu_cores = 4
+    assert not load.disturbs(1) and load.disturbs(3)
+
+
+def test_other_load_under_half_a_core_or_own_time_only_disturbs_nothing(
+        monkeypatch: pytest.MonkeyPatch, clock: _FakeClock) -> None:
+    # 0.4 cores of other programs: under LOAD_CORES, not load even on a full machine.
+    readings = iter([(0.0, 0.0), (2.4, 2.0), (0.0, 0.0), (1.0, 3.0)])
+    monkeypatch.setattr(timing_module, "_busy_seconds", lambda: next(readings))
+    monkeypatch.setattr(timing_module.psutil, "cpu_count", lambda: 1)
+    with OtherLoad() as light:
+        clock.advance(1.0)
+    assert light.cores == pytest.approx(0.4) and not light.disturbs(1)
+    with OtherLoad() as own:  # this process's time above the machine's: no other load
+        clock.advance(1.0)
+    assert own.cores == 0.0 and not own.disturbs(1)
