@@ -307,6 +307,7 @@ def test_other_load_of_a_block_is_their_cpu_seconds_over_its_wall_time(
     readings = iter([(100.0, 10.0), (104.0, 11.0)])
     monkeypatch.setattr(timing_module, "_busy_seconds", lambda: next(readings))
     monkeypatch.setattr(timing_module.psutil, "cpu_count", lambda: 2)
+    clock.advance(5.0)  # the block starts at 5 s, not at the clock's zero
     with OtherLoad() as load:
         assert load.cores is None  # not known before the block ends
         clock.advance(2.0)
@@ -318,12 +319,13 @@ def test_other_load_of_a_block_is_their_cpu_seconds_over_its_wall_time(
 
 def test_other_load_under_half_a_core_or_own_time_only_disturbs_nothing(
         monkeypatch: pytest.MonkeyPatch, clock: _FakeClock) -> None:
-    # 0.4 cores of other programs: under LOAD_CORES, not load even on a full machine.
-    readings = iter([(0.0, 0.0), (2.4, 2.0), (0.0, 0.0), (1.0, 3.0)])
+    # 0.4 cores of other programs (0.2 s in a block of 0.5 s): under LOAD_CORES, not load
+    # even on a full machine.
+    readings = iter([(0.0, 0.0), (1.2, 1.0), (0.0, 0.0), (1.0, 3.0)])
     monkeypatch.setattr(timing_module, "_busy_seconds", lambda: next(readings))
     monkeypatch.setattr(timing_module.psutil, "cpu_count", lambda: 1)
     with OtherLoad() as light:
-        clock.advance(1.0)
+        clock.advance(0.5)
     assert light.cores == pytest.approx(0.4) and not light.disturbs(1)
     with OtherLoad() as own:  # this process's time above the machine's: no other load
         clock.advance(1.0)
