@@ -143,8 +143,8 @@ def _disturbing(other_load: float | None, threads: int, cpu_cores: int | None) -
 
 
 class OtherLoad:
-    """How many CPU cores other programs kept busy during a `with` block, read as `benchmark`
-    reads it around its timed blocks: `with OtherLoad() as load: ...`, then `load.cores`.
+    """How many CPU cores other programs kept busy during a `with` block (`benchmark` reads it
+    around its timed blocks): `with OtherLoad() as load: ...`, then `load.cores`.
     For work that is not a `benchmark` timing, such as a profiler trace: `load.disturbs(n)`
     says whether that load would flag a timing on n threads noisy."""
 
@@ -234,20 +234,18 @@ def benchmark(fn: Callable[..., Any], *args: Any, device: str | torch.device | N
             block_number = max(1, round(min_run_time / n_blocks / per_call))
             # A slow function: its one calibration call was already a whole block; keep it.
             kept = [batch] if attempt == 0 and number == block_number == 1 else []
-            machine_before, own_before = _busy_seconds()
-            start = _clock()
-            raw = kept + [timer.timeit(block_number) for _ in range(n_blocks - len(kept))]
-            wall = _clock() - start
+            with OtherLoad() as load:  # what other programs ran while the blocks did
+                start = _clock()
+                raw = kept + [timer.timeit(block_number) for _ in range(n_blocks - len(kept))]
+                wall = _clock() - start
             if wall >= min_run_time / 2:
                 break
             per_call = max(sorted(raw)[len(raw) // 2] / block_number, 1e-12)
-        machine_after, own_after = _busy_seconds()
     finally:
         torch.set_num_threads(saved_threads)
-    others = max(0.0, (machine_after - machine_before) - (own_after - own_before)) / max(wall, 1e-9)
     spec = TaskSpec(stmt="fn(*args, **kwargs)", setup="pass",
                     label=label or getattr(fn, "__name__", "fn"), num_threads=threads)
     m = Measurement(number_per_run=block_number, raw_times=raw, task_spec=spec)
     return Timing(median=float(m.median), iqr=float(m.iqr), runs=n_blocks * block_number,
                   device=str(dev), num_threads=threads, times=tuple(float(t) for t in m.times),
-                  label=label, other_load=others, cpu_cores=psutil.cpu_count(), measurement=m)
+                  label=label, other_load=load.cores, cpu_cores=load.cpu_cores, measurement=m)
